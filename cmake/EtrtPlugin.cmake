@@ -1,0 +1,54 @@
+# etrt_add_plugin(NAME <name> SOURCES <...> [MANIFEST <template>] [OUTPUT_DIR <dir>]
+#                 [MANIFEST_DIR <dir>] [LINK <libs...>] [EXPORT_MAP <file>] [NO_INSTALL])
+#
+# Builds a plugin the one way every plugin is built: a MODULE (never linked
+# against libetrt), hidden visibility, a version script exporting only
+# et_plugin_entry, a soname equal to its file name, and, when a manifest
+# template is given, a manifest written next to the build output with the
+# library's path and SHA-256 filled in after each link.
+function(etrt_add_plugin)
+  cmake_parse_arguments(P "NO_INSTALL" "NAME;MANIFEST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
+  if(NOT P_OUTPUT_DIR)
+    set(P_OUTPUT_DIR ${ETRT_OUTPUT_PLUGIN_DIR})
+  endif()
+  if(NOT P_MANIFEST_DIR)
+    set(P_MANIFEST_DIR ${ETRT_OUTPUT_MANIFEST_DIR})
+  endif()
+  if(NOT P_EXPORT_MAP)
+    set(P_EXPORT_MAP ${PROJECT_SOURCE_DIR}/plugin_api/plugin.map)
+  endif()
+  set(target etrt_plugin_${P_NAME})
+  set(file_name libetrt_${P_NAME}.so.${ETRT_ABI_MAJOR})
+  add_library(${target} MODULE ${P_SOURCES})
+  target_link_libraries(${target} PRIVATE etrt::plugin_api ${P_LINK})
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_options(${target} PRIVATE
+    -Wl,--version-script=${P_EXPORT_MAP} -Wl,--no-undefined -Wl,-soname,${file_name})
+  set_target_properties(${target} PROPERTIES
+    PREFIX "" OUTPUT_NAME "libetrt_${P_NAME}" SUFFIX ".so.${ETRT_ABI_MAJOR}"
+    LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}
+    C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+    LINK_DEPENDS ${P_EXPORT_MAP})
+  if(P_MANIFEST)
+    file(RELATIVE_PATH library_rel ${P_MANIFEST_DIR} ${P_OUTPUT_DIR}/${file_name})
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${P_MANIFEST} -DOUTPUT=${P_MANIFEST_DIR}/${P_NAME}.json
+              -DLIBRARY=$<TARGET_FILE:${target}> -DLIBRARY_REL=${library_rel}
+              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${PROJECT_VERSION}
+              -P ${PROJECT_SOURCE_DIR}/cmake/write_manifest.cmake
+      VERBATIM)
+  endif()
+  if(NOT P_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/etrt/plugins)
+    if(P_MANIFEST)
+      # The installed manifest is written at install time, hashing the installed file.
+      install(CODE "execute_process(COMMAND \${CMAKE_COMMAND}
+        -DTEMPLATE=${P_MANIFEST}
+        -DOUTPUT=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/manifests/${P_NAME}.json
+        -DLIBRARY=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/plugins/${file_name}
+        -DLIBRARY_REL=../plugins/${file_name}
+        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${PROJECT_VERSION}
+        -P ${PROJECT_SOURCE_DIR}/cmake/write_manifest.cmake COMMAND_ERROR_IS_FATAL ANY)")
+    endif()
+  endif()
+endfunction()

@@ -1,0 +1,164 @@
+/*
+ * libetrt host API (C). The C++ layer in etrt.hpp wraps these functions; this
+ * is everything libetrt exports.
+ *
+ * Conventions: functions that can fail return an int32_t et_status_code and,
+ * when `error` is not NULL, store an et_error* the caller must release with
+ * et_error_destroy. On failure, outputs are left untouched. Strings returned in
+ * records are owned by libetrt and live until process exit unless stated.
+ */
+#ifndef ETRT_ETRT_H_
+#define ETRT_ETRT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etrt/plugin_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ET_API __declspec(dllexport)
+#else
+#define ET_API __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+ET_API int32_t et_error_code(const et_error* error);
+ET_API const char* et_error_message(const et_error* error);  /* owned by error */
+ET_API const char* et_error_plugin(const et_error* error);   /* "" when raised by the host */
+ET_API void et_error_destroy(et_error* error);               /* accepts NULL */
+ET_API const char* et_status_name(int32_t code);             /* static string */
+
+/* The ABI range this host offers plugins. */
+ET_API void et_host_abi_version(uint32_t* major, uint32_t* min_minor, uint32_t* max_minor);
+/* The function table plugins receive (also usable by in-process tests). */
+ET_API const et_host_api* et_host_api_get(void);
+
+/* ----------------------------------------------------------------- plugins */
+
+/* Loads one plugin now: a .so path (with or without a manifest) or a manifest
+ * .json path. Loading an already-loaded plugin again succeeds and does nothing. */
+ET_API int32_t et_load_plugin(const char* path, et_error** error);
+
+/* Adds a manifest file, or every *.json in a directory, to the manifests the
+ * registry consults. Host-given manifests come before ETRT_PLUGIN_PATH and the
+ * defaults. Loads nothing. */
+ET_API int32_t et_add_manifest(const char* path, et_error** error);
+
+/* Loads every plugin the known manifests declare (for tools and tests). Errors
+ * of individual plugins are recorded as rejections; returns the first one. */
+ET_API int32_t et_load_all_plugins(et_error** error);
+
+typedef enum et_plugin_state {
+  ET_PLUGIN_DECLARED = 0,   /* known from a manifest, not loaded */
+  ET_PLUGIN_LOADED = 1,
+  ET_PLUGIN_FAILED = 2      /* tried and refused; see `failure` */
+} et_plugin_state;
+
+typedef enum et_plugin_source {
+  ET_SOURCE_EXPLICIT = 0,        /* et_load_plugin */
+  ET_SOURCE_HOST_MANIFEST = 1,   /* et_add_manifest */
+  ET_SOURCE_ENV = 2,             /* ETRT_PLUGIN_PATH */
+  ET_SOURCE_DEFAULT = 3          /* manifests installed beside libetrt */
+} et_plugin_source;
+
+typedef struct et_plugin_record {
+  size_t struct_size;
+  const char* name;          /* from the plugin (or its manifest before loading) */
+  const char* version;
+  const char* description;
+  const char* library_path;  /* absolute */
+  const char* manifest_path; /* "" for a drop-in .so */
+  int32_t state;             /* et_plugin_state */
+  int32_t source;            /* et_plugin_source */
+  int32_t priority;
+  uint32_t abi_major;        /* negotiated; 0.0 until loaded */
+  uint32_t abi_minor;
+  uint32_t built_abi_major;  /* what the plugin was built against */
+  uint32_t built_abi_minor;
+  uint32_t load_count;       /* times the library was dlopen'ed and initialised (0 or 1) */
+  const char* failure;       /* why loading failed, "" otherwise */
+  const char* warnings;      /* newline-separated notes (extra exports, manifest drift) */
+} et_plugin_record;
+
+ET_API size_t et_plugin_count(void);
+/* Fills *out with the index-th plugin (stable order: discovery order). */
+ET_API int32_t et_plugin_at(size_t index, et_plugin_record* out);
+
+/* ---------------------------------------------------------------- registry */
+
+typedef enum et_entry_kind {
+  ET_ENTRY_OPERATOR = 0,
+  ET_ENTRY_BACKEND = 1,
+  ET_ENTRY_TRACER = 2
+} et_entry_kind;
+
+/* One provider of a name. Providers of a name are ordered: the first wins. */
+typedef struct et_registry_entry {
+  size_t struct_size;
+  int32_t kind;              /* et_entry_kind */
+  int32_t is_winner;         /* 1 for the provider lookups return */
+  const char* name;          /* operator name / backend id / tracer name */
+  const char* variant;       /* kernels: dtype variant or "" */
+  const char* plugin;        /* plugin name */
+  const char* plugin_path;
+  int32_t priority;
+  int32_t reserved;
+  const char* reason;        /* for losers: why; "" for the winner */
+} et_registry_entry;
+
+ET_API size_t et_registry_count(int32_t kind);
+ET_API int32_t et_registry_at(int32_t kind, size_t index, et_registry_entry* out);
+
+/* A candidate the loader turned down: a file, a manifest or a plugin. */
+typedef struct et_rejection {
+  size_t struct_size;
+  const char* path;
+  const char* reason;
+} et_rejection;
+
+ET_API size_t et_rejection_count(void);
+ET_API int32_t et_rejection_at(size_t index, et_rejection* out);
+
+/* Manifests the registry consulted, in search order. */
+ET_API size_t et_manifest_count(void);
+ET_API const char* et_manifest_at(size_t index);
+
+/* Looks a kernel up, loading the plugin that provides it on first need.
+ * *out is a copy of the winning descriptor; its strings live until exit. */
+ET_API int32_t et_find_kernel(const char* name, et_kernel_descriptor* out, et_error** error);
+ET_API int32_t et_find_backend(const char* id, et_backend_descriptor* out, et_error** error);
+ET_API int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** error);
+
+/* The whole loader/registry state as JSON (what `etrt plugins --json` prints).
+ * Caller frees with et_string_free. */
+ET_API char* et_report_json(void);
+ET_API void et_string_free(char* text);
+
+/* -------------------------------------------------------------- threadpool */
+
+/* Threads of the one pool (the calling thread counts as one). Creates the pool
+ * on first use: sized from ETRT_NUM_THREADS, else the physical core count. */
+ET_API size_t et_threadpool_size(void);
+/* Resizes the pool; safe while other threads submit work (they finish on the
+ * old pool first). */
+ET_API int32_t et_threadpool_set_size(size_t threads, et_error** error);
+/* An identity for "the pool of this process": the same in every module. */
+ET_API const void* et_threadpool_identity(void);
+ET_API void et_parallel_for(size_t range, size_t grain, et_parallel_body body, void* context);
+
+/* Identity of the registry, for checks that a process has exactly one. */
+ET_API const void* et_registry_identity(void);
+
+/* Version of libetrt itself ("0.1.0"). */
+ET_API const char* et_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ETRT_ETRT_H_ */

@@ -1,0 +1,158 @@
+// C++ layer over libetrt's C API. Header-only, so libetrt exports only C
+// symbols and a host built with another standard library still links.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "etrt/etrt.h"
+
+namespace etrt {
+
+class Error : public std::runtime_error {
+ public:
+  Error(int32_t code, const std::string& message, std::string plugin = {})
+      : std::runtime_error(message), code_(code), plugin_(std::move(plugin)) {}
+  int32_t code() const { return code_; }
+  const std::string& plugin() const { return plugin_; }
+
+ private:
+  int32_t code_;
+  std::string plugin_;
+};
+
+// Throws etrt::Error when status is not ET_OK; releases the C error.
+inline void check(int32_t status, et_error* error) {
+  if (status == ET_OK) return;
+  std::string message = error ? et_error_message(error) : et_status_name(status);
+  std::string plugin = error ? et_error_plugin(error) : "";
+  et_error_destroy(error);
+  throw Error(status, message, plugin);
+}
+
+struct PluginInfo {
+  std::string name, version, description, library_path, manifest_path;
+  int32_t state = ET_PLUGIN_DECLARED;
+  int32_t source = ET_SOURCE_EXPLICIT;
+  int32_t priority = 0;
+  uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
+  uint32_t load_count = 0;
+  std::string failure, warnings;
+  bool loaded() const { return state == ET_PLUGIN_LOADED; }
+};
+
+struct RegistryEntry {
+  int32_t kind = ET_ENTRY_OPERATOR;
+  bool is_winner = false;
+  std::string name, variant, plugin, plugin_path, reason;
+  int32_t priority = 0;
+};
+
+struct Rejection {
+  std::string path, reason;
+};
+
+// The process' one runtime: a view of libetrt's registries and thread pool.
+class Runtime {
+ public:
+  static Runtime& get() {
+    static Runtime runtime;
+    return runtime;
+  }
+
+  void load_plugin(const std::string& path) {
+    et_error* error = nullptr;
+    check(et_load_plugin(path.c_str(), &error), error);
+  }
+  void add_manifest(const std::string& path) {
+    et_error* error = nullptr;
+    check(et_add_manifest(path.c_str(), &error), error);
+  }
+  // Loads every declared plugin; returns the first failure's message or "".
+  std::string load_all_plugins() {
+    et_error* error = nullptr;
+    if (et_load_all_plugins(&error) == ET_OK) return "";
+    std::string message = et_error_message(error);
+    et_error_destroy(error);
+    return message;
+  }
+
+  std::vector<PluginInfo> plugins() const {
+    std::vector<PluginInfo> out;
+    size_t count = et_plugin_count();
+    for (size_t i = 0; i < count; ++i) {
+      et_plugin_record r{};
+      r.struct_size = sizeof r;
+      if (et_plugin_at(i, &r) != ET_OK) continue;
+      out.push_back({r.name, r.version, r.description, r.library_path, r.manifest_path, r.state, r.source,
+                     r.priority, r.abi_major, r.abi_minor, r.built_abi_major, r.built_abi_minor, r.load_count,
+                     r.failure, r.warnings});
+    }
+    return out;
+  }
+
+  std::vector<RegistryEntry> entries(int32_t kind) const {
+    std::vector<RegistryEntry> out;
+    size_t count = et_registry_count(kind);
+    for (size_t i = 0; i < count; ++i) {
+      et_registry_entry e{};
+      e.struct_size = sizeof e;
+      if (et_registry_at(kind, i, &e) != ET_OK) continue;
+      out.push_back({e.kind, e.is_winner != 0, e.name, e.variant, e.plugin, e.plugin_path, e.reason, e.priority});
+    }
+    return out;
+  }
+  std::vector<RegistryEntry> operators() const { return entries(ET_ENTRY_OPERATOR); }
+  std::vector<RegistryEntry> backends() const { return entries(ET_ENTRY_BACKEND); }
+  std::vector<RegistryEntry> tracers() const { return entries(ET_ENTRY_TRACER); }
+
+  std::vector<Rejection> rejections() const {
+    std::vector<Rejection> out;
+    size_t count = et_rejection_count();
+    for (size_t i = 0; i < count; ++i) {
+      et_rejection r{};
+      r.struct_size = sizeof r;
+      if (et_rejection_at(i, &r) == ET_OK) out.push_back({r.path, r.reason});
+    }
+    return out;
+  }
+
+  std::vector<std::string> manifests() const {
+    std::vector<std::string> out;
+    size_t count = et_manifest_count();
+    for (size_t i = 0; i < count; ++i) out.emplace_back(et_manifest_at(i));
+    return out;
+  }
+
+  et_kernel_descriptor find_kernel(const std::string& name) const {
+    et_kernel_descriptor kernel{};
+    et_error* error = nullptr;
+    check(et_find_kernel(name.c_str(), &kernel, &error), error);
+    return kernel;
+  }
+  et_backend_descriptor find_backend(const std::string& id) const {
+    et_backend_descriptor backend{};
+    et_error* error = nullptr;
+    check(et_find_backend(id.c_str(), &backend, &error), error);
+    return backend;
+  }
+
+  std::string report_json() const {
+    std::unique_ptr<char, void (*)(char*)> text(et_report_json(), et_string_free);
+    return text ? std::string(text.get()) : std::string();
+  }
+
+  size_t num_threads() const { return et_threadpool_size(); }
+  void set_num_threads(size_t threads) {
+    et_error* error = nullptr;
+    check(et_threadpool_set_size(threads, &error), error);
+  }
+
+ private:
+  Runtime() = default;
+};
+
+}  // namespace etrt

@@ -1,0 +1,182 @@
+// The exported C functions of libetrt: thin shells over Registry and ThreadPool.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "../../threadpool/threadpool.h"
+#include "error.h"
+#include "etrt/etrt.h"
+#include "host_api.h"
+#include "registry.h"
+#include "report_json.h"
+#include "version.h"
+
+using etrt::hand_over;
+using etrt::make_error;
+using etrt::Registry;
+
+namespace {
+
+template <typename T>
+bool fits(const T* out) {
+  return out != nullptr && out->struct_size >= sizeof(T);
+}
+
+int32_t find_provider(int32_t kind, const char* name, etrt::Provider* provider, et_error** error) {
+  if (name == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "name is null"), error);
+  return hand_over(Registry::instance().find(kind, name, provider), error);
+}
+
+}  // namespace
+
+extern "C" {
+
+void et_host_abi_version(uint32_t* major, uint32_t* min_minor, uint32_t* max_minor) {
+  if (major) *major = ET_ABI_MAJOR;
+  if (min_minor) *min_minor = 0;
+  if (max_minor) *max_minor = ET_ABI_MINOR;
+}
+
+const et_host_api* et_host_api_get(void) { return etrt::host_api(); }
+
+int32_t et_load_plugin(const char* path, et_error** error) {
+  if (path == nullptr || *path == '\0') return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "plugin path is empty"), error);
+  return hand_over(Registry::instance().load_path(path), error);
+}
+
+int32_t et_add_manifest(const char* path, et_error** error) {
+  if (path == nullptr || *path == '\0') return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "manifest path is empty"), error);
+  return hand_over(Registry::instance().add_manifest_path(path, ET_SOURCE_HOST_MANIFEST), error);
+}
+
+int32_t et_load_all_plugins(et_error** error) { return hand_over(Registry::instance().load_all(), error); }
+
+size_t et_plugin_count(void) {
+  Registry::instance().ensure_discovered();
+  return Registry::instance().plugins().size();
+}
+
+int32_t et_plugin_at(size_t index, et_plugin_record* out) {
+  if (!fits(out)) return ET_ERR_INVALID_ARGUMENT;
+  auto plugins = Registry::instance().plugins();
+  if (index >= plugins.size()) return ET_ERR_NOT_FOUND;
+  etrt::PluginRecord* p = plugins[index];
+  // Fields written only while loading; state is published after them.
+  int32_t state = p->state.load();
+  *out = et_plugin_record{};
+  out->struct_size = sizeof(et_plugin_record);
+  out->name = p->name.c_str();
+  out->version = p->version.c_str();
+  out->description = p->description.c_str();
+  out->library_path = p->library_path.c_str();
+  out->manifest_path = p->manifest_path.c_str();
+  out->state = state;
+  out->source = p->source;
+  out->priority = p->priority;
+  bool settled = state != ET_PLUGIN_DECLARED;
+  out->abi_major = settled ? p->abi_major : 0;
+  out->abi_minor = settled ? p->abi_minor : 0;
+  out->built_abi_major = settled ? p->built_abi_major : p->manifest_abi_major;
+  out->built_abi_minor = settled ? p->built_abi_minor : p->manifest_abi_minor;
+  out->load_count = settled ? p->load_count : 0;
+  out->failure = settled ? p->failure.c_str() : "";
+  out->warnings = settled ? p->warnings.c_str() : "";
+  return ET_OK;
+}
+
+size_t et_registry_count(int32_t kind) {
+  if (kind < 0 || kind > 2) return 0;
+  return Registry::instance().entries(kind).size();
+}
+
+int32_t et_registry_at(int32_t kind, size_t index, et_registry_entry* out) {
+  if (!fits(out) || kind < 0 || kind > 2) return ET_ERR_INVALID_ARGUMENT;
+  auto entries = Registry::instance().entries(kind);
+  if (index >= entries.size()) return ET_ERR_NOT_FOUND;
+  const auto& [provider, reason] = entries[index];
+  etrt::PluginRecord* plugin = provider.plugin;
+  *out = et_registry_entry{};
+  out->struct_size = sizeof(et_registry_entry);
+  out->kind = kind;
+  out->is_winner = reason.empty() ? 1 : 0;
+  out->name = kind == ET_ENTRY_OPERATOR ? provider.kernel.name
+              : kind == ET_ENTRY_BACKEND ? provider.backend.id
+                                         : provider.tracer.name;
+  out->variant = kind == ET_ENTRY_OPERATOR ? provider.kernel.variant : "";
+  out->plugin = plugin->name.c_str();
+  out->plugin_path = plugin->library_path.c_str();
+  out->priority = plugin->priority;
+  out->reason = etrt::intern(reason);
+  return ET_OK;
+}
+
+size_t et_rejection_count(void) { return Registry::instance().rejections().size(); }
+
+int32_t et_rejection_at(size_t index, et_rejection* out) {
+  if (!fits(out)) return ET_ERR_INVALID_ARGUMENT;
+  auto rejections = Registry::instance().rejections();
+  if (index >= rejections.size()) return ET_ERR_NOT_FOUND;
+  *out = et_rejection{};
+  out->struct_size = sizeof(et_rejection);
+  out->path = etrt::intern(rejections[index].first);
+  out->reason = etrt::intern(rejections[index].second);
+  return ET_OK;
+}
+
+size_t et_manifest_count(void) {
+  Registry::instance().ensure_discovered();
+  return Registry::instance().manifests().size();
+}
+
+const char* et_manifest_at(size_t index) {
+  auto manifests = Registry::instance().manifests();
+  return index < manifests.size() ? etrt::intern(manifests[index]) : nullptr;
+}
+
+int32_t et_find_kernel(const char* name, et_kernel_descriptor* out, et_error** error) {
+  etrt::Provider provider;
+  int32_t status = find_provider(ET_ENTRY_OPERATOR, name, &provider, error);
+  if (status == ET_OK && out != nullptr) *out = provider.kernel;
+  return status;
+}
+
+int32_t et_find_backend(const char* id, et_backend_descriptor* out, et_error** error) {
+  etrt::Provider provider;
+  int32_t status = find_provider(ET_ENTRY_BACKEND, id, &provider, error);
+  if (status == ET_OK && out != nullptr) *out = provider.backend;
+  return status;
+}
+
+int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** error) {
+  etrt::Provider provider;
+  int32_t status = find_provider(ET_ENTRY_TRACER, name, &provider, error);
+  if (status == ET_OK && out != nullptr) *out = provider.tracer;
+  return status;
+}
+
+char* et_report_json(void) {
+  std::string text = etrt::report_json();
+  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  if (copy != nullptr) std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
+void et_string_free(char* text) { std::free(text); }
+
+size_t et_threadpool_size(void) { return etrt::ThreadPool::instance().size(); }
+
+int32_t et_threadpool_set_size(size_t threads, et_error** error) {
+  return hand_over(etrt::ThreadPool::instance().resize(threads), error);
+}
+
+const void* et_threadpool_identity(void) { return etrt::ThreadPool::instance().identity(); }
+
+void et_parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
+  etrt::ThreadPool::instance().parallel_for(range, grain, body, context);
+}
+
+const void* et_registry_identity(void) { return &Registry::instance(); }
+
+const char* et_version(void) { return ETRT_VERSION_STRING; }
+
+}  // extern "C"

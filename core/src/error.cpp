@@ -1,0 +1,55 @@
+#include "error.h"
+
+#include <new>
+
+#include "etrt/etrt.h"
+
+namespace etrt {
+
+et_error* make_error(int32_t code, std::string message) {
+  auto* error = new (std::nothrow) et_error;
+  if (error == nullptr) return nullptr;
+  error->code = code;
+  error->message = std::move(message);
+  return error;
+}
+
+int32_t hand_over(et_error* error, et_error** out) {
+  if (error == nullptr) return ET_OK;
+  int32_t code = error->code;
+  if (out != nullptr) {
+    *out = error;
+  } else {
+    delete error;
+  }
+  return code;
+}
+
+}  // namespace etrt
+
+extern "C" {
+
+int32_t et_error_code(const et_error* error) { return error ? error->code : ET_OK; }
+const char* et_error_message(const et_error* error) { return error ? error->message.c_str() : ""; }
+const char* et_error_plugin(const et_error* error) { return error ? error->plugin.c_str() : ""; }
+void et_error_destroy(et_error* error) { delete error; }
+
+const char* et_status_name(int32_t code) {
+  switch (code) {
+    case ET_OK: return "ok";
+    case ET_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case ET_ERR_NOT_FOUND: return "not found";
+    case ET_ERR_ABI_MISMATCH: return "ABI mismatch";
+    case ET_ERR_OUT_OF_MEMORY: return "out of memory";
+    case ET_ERR_NOT_SUPPORTED: return "not supported";
+    case ET_ERR_INVALID_FILE: return "invalid file";
+    case ET_ERR_LOAD_FAILED: return "load failed";
+    case ET_ERR_ALREADY_EXISTS: return "already exists";
+    case ET_ERR_INTERNAL: return "internal error";
+    case ET_ERR_INVALID_PROGRAM: return "invalid program";
+    case ET_ERR_INVALID_STATE: return "invalid state";
+    default: return "unknown status";
+  }
+}
+
+}  // extern "C"

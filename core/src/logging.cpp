@@ -1,0 +1,54 @@
+#include "logging.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace etrt {
+namespace {
+
+spdlog::level::level_enum level_from_env() {
+  const char* text = std::getenv("ETRT_LOG_LEVEL");
+  if (text == nullptr || *text == '\0') return spdlog::level::warn;
+  auto level = spdlog::level::from_str(text);
+  // from_str maps unknown names to "off"; an unknown name should not silence errors.
+  if (level == spdlog::level::off && std::string(text) != "off") return spdlog::level::warn;
+  return level;
+}
+
+spdlog::logger& logger() {
+  // Built on first use (no static initialiser) and kept for the process' life;
+  // not registered in spdlog's global registry so it cannot clash with a host's.
+  static spdlog::logger* instance = [] {
+    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    auto* created = new spdlog::logger("etrt", std::move(sink));
+    created->set_pattern("[etrt %l] %v");
+    created->set_level(level_from_env());
+    return created;
+  }();
+  return *instance;
+}
+
+spdlog::level::level_enum to_spdlog(LogLevel level) {
+  switch (level) {
+    case LogLevel::Trace: return spdlog::level::trace;
+    case LogLevel::Debug: return spdlog::level::debug;
+    case LogLevel::Info: return spdlog::level::info;
+    case LogLevel::Warn: return spdlog::level::warn;
+    case LogLevel::Error: return spdlog::level::err;
+  }
+  return spdlog::level::err;
+}
+
+}  // namespace
+
+bool log_enabled(LogLevel level) { return logger().should_log(to_spdlog(level)); }
+
+void log_message(LogLevel level, std::string_view message) {
+  logger().log(to_spdlog(level), "{}", message);
+}
+
+}  // namespace etrt

@@ -1,0 +1,402 @@
+#include "registry.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "../../loader/discovery.h"
+#include "../../loader/manifest.h"
+#include "../../loader/plugin_loader.h"
+#include "error.h"
+#include "host_api.h"
+#include "logging.h"
+
+namespace fs = std::filesystem;
+
+namespace etrt {
+namespace {
+
+std::string real_path(const std::string& path) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : resolved.string();
+}
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool looks_like_shared_object(const std::string& name) {
+  return ends_with(name, ".so") || name.find(".so.") != std::string::npos;
+}
+
+// Winner first: higher priority, then earlier search source, then name, then path.
+bool provider_before(const Provider& a, const Provider& b) {
+  if (a.plugin->priority != b.plugin->priority) return a.plugin->priority > b.plugin->priority;
+  if (a.plugin->source != b.plugin->source) return a.plugin->source < b.plugin->source;
+  if (a.plugin->name != b.plugin->name) return a.plugin->name < b.plugin->name;
+  return a.plugin->library_path < b.plugin->library_path;
+}
+
+const char* source_name(int32_t source) {
+  switch (source) {
+    case ET_SOURCE_EXPLICIT: return "explicit load";
+    case ET_SOURCE_HOST_MANIFEST: return "host-given manifest";
+    case ET_SOURCE_ENV: return "ETRT_PLUGIN_PATH";
+    default: return "default manifests";
+  }
+}
+
+std::string loser_reason(const Provider& loser, const Provider& winner) {
+  const PluginRecord& l = *loser.plugin;
+  const PluginRecord& w = *winner.plugin;
+  if (l.priority != w.priority)
+    return "priority " + std::to_string(l.priority) + " is lower than " + std::to_string(w.priority) +
+           " of plugin '" + w.name + "'";
+  if (l.source != w.source)
+    return "same priority " + std::to_string(l.priority) + " as plugin '" + w.name + "', which comes from " +
+           source_name(w.source) + ", earlier in the search order than " + source_name(l.source);
+  return "same priority " + std::to_string(l.priority) + " and source as plugin '" + w.name +
+         "'; ties go to the plugin whose name (then path) sorts first";
+}
+
+}  // namespace
+
+const char* kind_name(int32_t kind) {
+  switch (kind) {
+    case ET_ENTRY_OPERATOR: return "operator";
+    case ET_ENTRY_BACKEND: return "backend";
+    default: return "tracer";
+  }
+}
+
+bool PluginRecord::declares(int32_t kind, const std::string& wanted) const {
+  const auto& list = declared[kind];
+  return std::find(list.begin(), list.end(), wanted) != list.end();
+}
+
+Registry& Registry::instance() {
+  // Leaked on purpose: plugins' code may run during exit; the registry must outlive it.
+  static Registry* registry = new Registry();
+  return *registry;
+}
+
+void Registry::ensure_discovered() {
+  std::call_once(discovered_, [this] {
+    for (const std::string& entry : loader::plugin_path_from_env()) add_manifest_path(entry, ET_SOURCE_ENV);
+    std::string defaults = loader::default_manifest_dir();
+    if (!defaults.empty()) add_manifest_path(defaults, ET_SOURCE_DEFAULT);
+  });
+}
+
+void Registry::reject(const std::string& path, const std::string& reason) {
+  log_message(LogLevel::Info, "rejected " + path + ": " + reason);
+  std::unique_lock lock(mutex_);
+  rejections_.emplace_back(path, reason);
+}
+
+PluginRecord* Registry::find_record_by_library_locked(const std::string& real) {
+  for (auto& record : plugins_)
+    if (record->library_path == real) return record.get();
+  return nullptr;
+}
+
+PluginRecord* Registry::add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not) {
+  if (PluginRecord* same = find_record_by_library_locked(record->library_path)) {
+    *why_not = "library " + record->library_path + " is already declared" +
+               (same->manifest_path.empty() ? std::string() : " by " + same->manifest_path) +
+               " (earlier in the search order)";
+    return nullptr;
+  }
+  if (!record->name.empty()) {
+    for (auto& other : plugins_) {
+      if (other->name == record->name) {
+        *why_not = "plugin '" + record->name + "' is already declared by " +
+                   (other->manifest_path.empty() ? other->library_path : other->manifest_path) +
+                   " (earlier in the search order)";
+        return nullptr;
+      }
+    }
+  }
+  plugins_.push_back(std::move(record));
+  return plugins_.back().get();
+}
+
+et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
+  loader::Manifest manifest;
+  std::string error;
+  if (!loader::read_manifest(path, &manifest, &error)) {
+    reject(path, error);
+    return make_error(ET_ERR_INVALID_FILE, error);
+  }
+  if (manifest.abi_major != ET_ABI_MAJOR) {
+    std::string reason = "manifest declares plugin ABI " + std::to_string(manifest.abi_major) + "." +
+                         std::to_string(manifest.abi_minor) + ", this host speaks ABI " +
+                         std::to_string(ET_ABI_MAJOR) + ".0-" + std::to_string(ET_ABI_MAJOR) + "." +
+                         std::to_string(ET_ABI_MINOR) + "; not loading " + manifest.library;
+    reject(path, reason);
+    return make_error(ET_ERR_ABI_MISMATCH, path + ": " + reason);
+  }
+  auto record = std::make_unique<PluginRecord>();
+  record->name = manifest.name;
+  record->version = manifest.version;
+  record->description = manifest.description;
+  record->library_path = real_path(manifest.library);
+  record->manifest_path = manifest.path;
+  record->expected_sha256 = manifest.sha256;
+  record->source = source;
+  record->priority = manifest.priority;
+  record->manifest_abi_major = manifest.abi_major;
+  record->manifest_abi_minor = manifest.abi_minor;
+  record->declared[ET_ENTRY_OPERATOR] = std::move(manifest.operators);
+  record->declared[ET_ENTRY_BACKEND] = std::move(manifest.backends);
+  record->declared[ET_ENTRY_TRACER] = std::move(manifest.tracers);
+  std::string why_not;
+  {
+    std::unique_lock lock(mutex_);
+    if (add_record_locked(std::move(record), &why_not) != nullptr) return nullptr;
+  }
+  reject(path, why_not);
+  return make_error(ET_ERR_ALREADY_EXISTS, path + ": " + why_not);
+}
+
+et_error* Registry::add_drop_in(const std::string& path, int32_t source) {
+  auto record = std::make_unique<PluginRecord>();
+  record->library_path = real_path(path);
+  record->source = source;
+  record->name = "";  // known once loaded
+  std::unique_lock lock(mutex_);
+  if (find_record_by_library_locked(record->library_path) != nullptr) return nullptr;  // declared by a manifest
+  plugins_.push_back(std::move(record));
+  return nullptr;
+}
+
+void Registry::add_directory(const std::string& dir, int32_t source, bool accept_drop_ins) {
+  std::error_code ec;
+  std::vector<std::string> manifests, libraries;
+  for (const auto& item : fs::directory_iterator(dir, ec)) {
+    std::string file = item.path().string();
+    if (ends_with(file, ".json") && file.find("schema") == std::string::npos) manifests.push_back(file);
+    else if (accept_drop_ins && looks_like_shared_object(item.path().filename().string())) libraries.push_back(file);
+  }
+  if (ec) {
+    reject(dir, "cannot read directory: " + ec.message());
+    return;
+  }
+  // Sorted, so the order (and so every tie-break) never depends on the filesystem.
+  std::sort(manifests.begin(), manifests.end());
+  std::sort(libraries.begin(), libraries.end());
+  for (const std::string& file : manifests) et_error_destroy(add_manifest_file(file, source));
+  for (const std::string& file : libraries) et_error_destroy(add_drop_in(file, source));
+}
+
+et_error* Registry::add_manifest_path(const std::string& path, int32_t source) {
+  std::error_code ec;
+  std::string absolute = fs::absolute(path, ec).lexically_normal().string();
+  {
+    std::unique_lock lock(mutex_);
+    if (std::find(manifests_.begin(), manifests_.end(), absolute) != manifests_.end()) return nullptr;
+    manifests_.push_back(absolute);
+  }
+  if (fs::is_directory(absolute, ec)) {
+    add_directory(absolute, source, source == ET_SOURCE_ENV);
+    return nullptr;
+  }
+  if (!fs::exists(absolute, ec)) {
+    std::string reason = "no such file or directory";
+    reject(absolute, reason);
+    return make_error(ET_ERR_NOT_FOUND, absolute + ": " + reason);
+  }
+  if (source == ET_SOURCE_ENV && looks_like_shared_object(fs::path(absolute).filename().string()))
+    return add_drop_in(absolute, source);
+  return add_manifest_file(absolute, source);
+}
+
+et_error* Registry::load_path(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return make_error(ET_ERR_NOT_FOUND, "plugin " + path + ": no such file");
+  PluginRecord* record = nullptr;
+  if (ends_with(path, ".json")) {
+    loader::Manifest manifest;
+    std::string error;
+    if (!loader::read_manifest(path, &manifest, &error)) {
+      reject(path, error);
+      return make_error(ET_ERR_INVALID_FILE, error);
+    }
+    et_error* added = add_manifest_path(path, ET_SOURCE_EXPLICIT);
+    std::string library = real_path(manifest.library);
+    std::shared_lock lock(mutex_);
+    record = find_record_by_library_locked(library);
+    if (record == nullptr) return added != nullptr ? added : make_error(ET_ERR_INTERNAL, path + ": not recorded");
+    et_error_destroy(added);  // e.g. already declared: loading it again is a no-op
+  } else {
+    std::string real = real_path(path);
+    {
+      std::unique_lock lock(mutex_);
+      record = find_record_by_library_locked(real);
+      if (record == nullptr) {
+        auto fresh = std::make_unique<PluginRecord>();
+        fresh->library_path = real;
+        fresh->source = ET_SOURCE_EXPLICIT;
+        plugins_.push_back(std::move(fresh));
+        record = plugins_.back().get();
+      }
+    }
+  }
+  return load(record);
+}
+
+et_error* Registry::load(PluginRecord* plugin) {
+  std::lock_guard guard(plugin->load_mutex);
+  int32_t state = plugin->state.load();
+  if (state == ET_PLUGIN_LOADED) return nullptr;  // loading again is a no-op
+  if (state == ET_PLUGIN_FAILED) return make_error(plugin->failure_code, plugin->failure);
+
+  // Two files may claim one identity; the first loaded keeps it.
+  et_error* error = loader::load_plugin_library(plugin, host_api());
+  if (error == nullptr) {
+    std::unique_lock lock(mutex_);
+    for (auto& other : plugins_) {
+      if (other.get() != plugin && other->state.load() == ET_PLUGIN_LOADED && other->name == plugin->name) {
+        error = make_error(ET_ERR_ALREADY_EXISTS, "plugin " + plugin->library_path + ": a plugin named '" +
+                                                      plugin->name + "' is already loaded from " +
+                                                      other->library_path);
+        plugin->staged.clear();
+        break;
+      }
+    }
+  }
+  if (error != nullptr) {
+    plugin->failure = error->message;
+    plugin->failure_code = error->code;
+    plugin->state.store(ET_PLUGIN_FAILED);
+    log_message(LogLevel::Warn, error->message);
+    reject(plugin->library_path, error->message);
+    return error;
+  }
+  commit(plugin);
+  plugin->state.store(ET_PLUGIN_LOADED);
+  log_message(LogLevel::Info, "loaded plugin '" + plugin->name + "' " + plugin->version + " from " +
+                                  plugin->library_path);
+  return nullptr;
+}
+
+void Registry::commit(PluginRecord* plugin) {
+  std::unique_lock lock(mutex_);
+  for (Provider& provider : plugin->staged) {
+    auto& list = providers_[provider.kind][provider.name];
+    list.push_back(provider);
+    std::stable_sort(list.begin(), list.end(), provider_before);
+  }
+  plugin->staged.clear();
+}
+
+et_error* Registry::load_all() {
+  ensure_discovered();
+  et_error* first = nullptr;
+  for (PluginRecord* plugin : plugins()) {
+    if (plugin->state.load() != ET_PLUGIN_DECLARED) continue;
+    et_error* error = load(plugin);
+    if (first == nullptr) first = error;
+    else et_error_destroy(error);
+  }
+  return first;
+}
+
+PluginRecord* Registry::next_candidate(int32_t kind, const std::string& name) {
+  std::shared_lock lock(mutex_);
+  PluginRecord* best = nullptr;
+  for (auto& record : plugins_) {
+    if (record->state.load() != ET_PLUGIN_DECLARED || !record->declares(kind, name)) continue;
+    if (best == nullptr || record->priority > best->priority) best = record.get();
+  }
+  if (best != nullptr) return best;
+  // Last resort: drop-ins without a manifest, whose contents are unknown until loaded.
+  for (auto& record : plugins_)
+    if (record->state.load() == ET_PLUGIN_DECLARED && record->manifest_path.empty()) return record.get();
+  return nullptr;
+}
+
+et_error* Registry::find(int32_t kind, const std::string& name, Provider* out) {
+  for (;;) {
+    {
+      std::shared_lock lock(mutex_);
+      auto found = providers_[kind].find(name);
+      if (found != providers_[kind].end() && !found->second.empty()) {
+        *out = found->second.front();
+        return nullptr;
+      }
+    }
+    ensure_discovered();
+    PluginRecord* candidate = next_candidate(kind, name);
+    if (candidate == nullptr) return not_found(kind, name);
+    // Each pass moves one plugin out of DECLARED, so the loop ends.
+    et_error_destroy(load(candidate));
+  }
+}
+
+et_error* Registry::not_found(int32_t kind, const std::string& name) {
+  std::shared_lock lock(mutex_);
+  std::string message = std::string(kind_name(kind)) + " '" + name + "' is not provided by any plugin";
+  std::string searched;
+  for (const std::string& manifest : manifests_) searched += (searched.empty() ? "" : ", ") + manifest;
+  message += "; manifests searched: " + (searched.empty() ? std::string("(none)") : searched);
+  for (auto& record : plugins_) {
+    if (!record->declares(kind, name)) continue;
+    if (record->state.load() == ET_PLUGIN_FAILED)
+      message += "; plugin '" + record->name + "' declares it but failed to load: " + record->failure;
+    else if (record->state.load() == ET_PLUGIN_LOADED)
+      message += "; plugin '" + record->name + "' declares it but did not register it";
+  }
+  if (const char* env = std::getenv("ETRT_PLUGIN_PATH"); env == nullptr || *env == '\0')
+    message += " (ETRT_PLUGIN_PATH is not set)";
+  return make_error(ET_ERR_NOT_FOUND, message);
+}
+
+et_error* Registry::stage(PluginRecord* plugin, Provider provider) {
+  if (plugin == nullptr || !plugin->in_init)
+    return make_error(ET_ERR_INVALID_STATE, "registration is only allowed during the plugin's init");
+  for (const Provider& existing : plugin->staged) {
+    if (existing.kind == provider.kind && existing.name == provider.name && existing.variant == provider.variant)
+      return make_error(ET_ERR_ALREADY_EXISTS, std::string(kind_name(provider.kind)) + " '" + provider.name +
+                                                   "' registered twice by plugin '" + plugin->name + "'");
+  }
+  provider.plugin = plugin;
+  plugin->staged.push_back(std::move(provider));
+  return nullptr;
+}
+
+const char* Registry::keep_string(PluginRecord* plugin, const char* text) {
+  plugin->strings.emplace_back(text != nullptr ? text : "");
+  return plugin->strings.back().c_str();
+}
+
+std::vector<PluginRecord*> Registry::plugins() {
+  std::shared_lock lock(mutex_);
+  std::vector<PluginRecord*> out;
+  for (auto& record : plugins_) out.push_back(record.get());
+  return out;
+}
+
+std::vector<std::pair<Provider, std::string>> Registry::entries(int32_t kind) {
+  std::shared_lock lock(mutex_);
+  std::vector<std::pair<Provider, std::string>> out;
+  for (const auto& [name, list] : providers_[kind]) {
+    for (size_t i = 0; i < list.size(); ++i)
+      out.emplace_back(list[i], i == 0 ? std::string() : loser_reason(list[i], list[0]));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Registry::rejections() {
+  std::shared_lock lock(mutex_);
+  return rejections_;
+}
+
+std::vector<std::string> Registry::manifests() {
+  std::shared_lock lock(mutex_);
+  return manifests_;
+}
+
+}  // namespace etrt

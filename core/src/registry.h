@@ -1,0 +1,110 @@
+// The one registry of the process: plugins (declared by manifests or loaded),
+// and the operators, backends and tracers they provide, with every decision
+// the loader made kept for introspection.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etrt/etrt.h"
+
+namespace etrt {
+
+struct PluginRecord;
+
+// One registration of a name by a plugin.
+struct Provider {
+  int32_t kind = ET_ENTRY_OPERATOR;
+  std::string name;
+  std::string variant;
+  PluginRecord* plugin = nullptr;
+  et_kernel_descriptor kernel{};
+  et_backend_descriptor backend{};
+  et_tracer_descriptor tracer{};
+};
+
+struct PluginRecord {
+  // Identity; name/version/description are replaced by the library's own once loaded.
+  std::string name, version, description;
+  std::string library_path;   // absolute
+  std::string manifest_path;  // "" for a drop-in
+  std::string expected_sha256;
+  int32_t source = ET_SOURCE_EXPLICIT;
+  int32_t priority = 0;
+  uint32_t manifest_abi_major = 0, manifest_abi_minor = 0;
+  std::vector<std::string> declared[3];  // by et_entry_kind
+
+  // Loading. Transitions happen under load_mutex; `state` may be read without it.
+  std::mutex load_mutex;
+  std::atomic<int32_t> state{ET_PLUGIN_DECLARED};
+  std::string failure;
+  int32_t failure_code = ET_OK;
+  std::string warnings;
+  uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
+  uint32_t load_count = 0;
+  void* library = nullptr;
+
+  // Registrations made during init, committed only if init succeeds.
+  bool in_init = false;
+  std::vector<Provider> staged;
+  std::deque<std::string> strings;  // stable storage for copied names
+
+  bool declares(int32_t kind, const std::string& name) const;
+};
+
+class Registry {
+ public:
+  static Registry& instance();
+
+  // Discovery. ensure_discovered() reads ETRT_PLUGIN_PATH and the default
+  // manifests once; the add_* calls may come at any time.
+  void ensure_discovered();
+  et_error* add_manifest_path(const std::string& path, int32_t source);
+  et_error* load_path(const std::string& path);
+  et_error* load_all();
+
+  // Lookups load the plugin providing a missing name, once, thread-safely.
+  et_error* find(int32_t kind, const std::string& name, Provider* out);
+
+  // Introspection snapshots (copies under the lock).
+  std::vector<PluginRecord*> plugins();
+  std::vector<std::pair<Provider, std::string>> entries(int32_t kind);  // with loser reasons
+  std::vector<std::pair<std::string, std::string>> rejections();
+  std::vector<std::string> manifests();
+
+  // Called by the host table while a plugin initialises.
+  et_error* stage(PluginRecord* plugin, Provider provider);
+  const char* keep_string(PluginRecord* plugin, const char* text);
+
+  void reject(const std::string& path, const std::string& reason);
+
+ private:
+  Registry() = default;
+  PluginRecord* add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not);
+  PluginRecord* find_record_by_library_locked(const std::string& real_path);
+  PluginRecord* next_candidate(int32_t kind, const std::string& name);
+  et_error* load(PluginRecord* plugin);
+  void commit(PluginRecord* plugin);
+  void add_directory(const std::string& dir, int32_t source, bool accept_drop_ins);
+  et_error* add_manifest_file(const std::string& path, int32_t source);
+  et_error* add_drop_in(const std::string& path, int32_t source);
+  et_error* not_found(int32_t kind, const std::string& name);
+
+  std::shared_mutex mutex_;
+  std::once_flag discovered_;
+  std::deque<std::unique_ptr<PluginRecord>> plugins_;
+  std::map<std::string, std::vector<Provider>> providers_[3];  // by et_entry_kind, ordered winner first
+  std::vector<std::pair<std::string, std::string>> rejections_;
+  std::vector<std::string> manifests_;  // manifest files and directories consulted, in search order
+};
+
+const char* kind_name(int32_t kind);  // "operator", "backend", "tracer"
+
+}  // namespace etrt

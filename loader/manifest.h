@@ -1,0 +1,34 @@
+// Plugin manifests: JSON files, validated against manifests/schema.json (which
+// is compiled into libetrt), that say what a plugin provides without loading it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace etrt::loader {
+
+struct Manifest {
+  std::string path;          // the manifest file, absolute
+  std::string name;
+  std::string version;
+  std::string description;
+  std::string library;       // absolute (resolved relative to the manifest)
+  std::string sha256;        // lowercase hex or ""
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  int32_t priority = 0;
+  std::vector<std::string> operators;
+  std::vector<std::string> backends;
+  std::vector<std::string> tracers;
+};
+
+// Reads and validates one manifest. On failure returns false and sets *error to
+// one line per problem, each "FILE:LINE: field 'F': PROBLEM".
+bool read_manifest(const std::string& path, Manifest* out, std::string* error);
+
+// The schema text compiled into libetrt.
+std::string_view manifest_schema();
+
+}  // namespace etrt::loader

@@ -1,0 +1,115 @@
+// Header-only C++ helpers for plugin authors, over plugin_api.h. Nothing here
+// links against libetrt; everything goes through the host table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "etrt/plugin_api.h"
+
+static_assert(offsetof(et_tensor, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(et_value, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(et_plugin_info, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(et_host_api, struct_size) == 0, "struct_size must come first");
+
+namespace etrt::plugin {
+
+inline size_t element_size(int32_t dtype) {
+  switch (dtype) {
+    case ET_DTYPE_UINT8: case ET_DTYPE_INT8: case ET_DTYPE_BOOL: return 1;
+    case ET_DTYPE_INT16: case ET_DTYPE_FLOAT16: case ET_DTYPE_BFLOAT16: return 2;
+    case ET_DTYPE_INT32: case ET_DTYPE_FLOAT32: return 4;
+    case ET_DTYPE_INT64: case ET_DTYPE_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+inline const char* dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case ET_DTYPE_UINT8: return "uint8";
+    case ET_DTYPE_INT8: return "int8";
+    case ET_DTYPE_INT16: return "int16";
+    case ET_DTYPE_INT32: return "int32";
+    case ET_DTYPE_INT64: return "int64";
+    case ET_DTYPE_FLOAT16: return "float16";
+    case ET_DTYPE_FLOAT32: return "float32";
+    case ET_DTYPE_FLOAT64: return "float64";
+    case ET_DTYPE_BOOL: return "bool";
+    case ET_DTYPE_BFLOAT16: return "bfloat16";
+    default: return "unknown";
+  }
+}
+
+inline size_t numel(const et_tensor& t) {
+  size_t n = 1;
+  for (int32_t i = 0; i < t.rank; ++i) n *= static_cast<size_t>(t.sizes[i]);
+  return n;
+}
+
+// Contiguous in the default (row-major) dim order.
+inline bool is_contiguous(const et_tensor& t) {
+  int64_t expected = 1;
+  for (int32_t i = t.rank - 1; i >= 0; --i) {
+    if (t.dim_order != nullptr && t.dim_order[i] != static_cast<uint8_t>(i)) return false;
+    if (t.sizes[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.sizes[i];
+  }
+  return true;
+}
+
+inline std::string shape_string(const et_tensor& t) {
+  std::string s = "[";
+  for (int32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.sizes[i]);
+  return s + "]";
+}
+
+// The host table and this plugin's handle, kept by the plugin after init.
+class Host {
+ public:
+  void bind(const et_host_api* api, et_plugin_handle* self) { api_ = api, self_ = self; }
+  const et_host_api* api() const { return api_; }
+  et_plugin_handle* self() const { return self_; }
+
+  et_error* error(int32_t code, const std::string& message) const {
+    return api_->error_create(code, message.c_str());
+  }
+  void log(int32_t level, const std::string& message) const { api_->log(self_, level, message.c_str()); }
+  void parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) const {
+    api_->parallel_for(range, grain, body, context);
+  }
+  // Runs fn(begin, end) over [0, range) on the host's pool.
+  template <typename Fn>
+  void parallel_for(size_t range, size_t grain, Fn&& fn) const {
+    api_->parallel_for(range, grain,
+                       [](void* context, size_t begin, size_t end) { (*static_cast<Fn*>(context))(begin, end); },
+                       &fn);
+  }
+  et_error* register_kernel(const char* name, et_kernel_fn fn, void* user_data = nullptr) const {
+    et_kernel_descriptor kernel{};
+    kernel.struct_size = sizeof kernel;
+    kernel.name = name;
+    kernel.fn = fn;
+    kernel.user_data = user_data;
+    return api_->register_kernel(self_, &kernel);
+  }
+
+ private:
+  const et_host_api* api_ = nullptr;
+  et_plugin_handle* self_ = nullptr;
+};
+
+// Argument checks that build a clear error naming the operator.
+inline et_error* expect_args(const Host& host, const char* op, size_t nargs, size_t expected) {
+  if (nargs == expected) return nullptr;
+  return host.error(ET_ERR_INVALID_ARGUMENT, std::string(op) + ": expected " + std::to_string(expected) +
+                                                 " arguments, got " + std::to_string(nargs));
+}
+
+inline et_error* expect_tensor(const Host& host, const char* op, et_value* const* args, size_t index) {
+  if (args[index] != nullptr && args[index]->tag == ET_VALUE_TENSOR && args[index]->tensor != nullptr) return nullptr;
+  return host.error(ET_ERR_INVALID_ARGUMENT,
+                    std::string(op) + ": argument " + std::to_string(index) + " must be a tensor");
+}
+
+}  // namespace etrt::plugin

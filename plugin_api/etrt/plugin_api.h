@@ -1,0 +1,392 @@
+/*
+ * etrt plugin ABI — the whole contract between libetrt (the host) and a plugin.
+ *
+ * A plugin is a shared object that exports exactly one symbol, et_plugin_entry
+ * (see the end of this file). Everything else it needs from the host arrives in
+ * the et_host_api function table. A plugin never links libetrt.
+ *
+ * Versioning
+ *   ET_ABI_MAJOR changes when a field or function is removed, reordered or
+ *   changes type: hosts refuse plugins of another major.
+ *   ET_ABI_MINOR changes when fields are appended to a struct or functions are
+ *   appended to a table: an older-minor plugin keeps working on a newer host, a
+ *   newer-minor plugin works on an older host as long as the host can ignore
+ *   what was added (every struct carries its struct_size, so each side reads
+ *   only the prefix both know).
+ *
+ *   Fields added in minor N are guarded by `#if ET_ABI_TARGET_MINOR >= N`, so a
+ *   plugin that must run on older hosts can define ET_ABI_TARGET_MINOR and get
+ *   exactly that minor's structs.
+ *
+ * Changelog (one entry per minor)
+ *   1.0  values, tensors, kernels, backends, host table, negotiation.
+ *   1.1  tracers (et_tracer_descriptor, register_tracer); host services by name
+ *        (service_acquire/service_release: the raw pthreadpool); kernel
+ *        descriptors gain a dtype-specific variant key.
+ *
+ * Ownership
+ *   Every pointer field says who owns it and how long it lives. "Borrowed" means
+ *   valid only for the duration of the call it was passed to.
+ *
+ * Errors
+ *   Fallible functions return et_error*: NULL means success. Errors are created
+ *   by the host (et_host_api.error_create) and owned by whoever receives them;
+ *   the host tags every error a plugin returns with the plugin's identity.
+ *   Plugins never throw across this boundary.
+ */
+#ifndef ETRT_PLUGIN_API_H_
+#define ETRT_PLUGIN_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ version */
+
+#define ET_ABI_MAJOR 1
+#define ET_ABI_MINOR 1
+
+#ifndef ET_ABI_TARGET_MINOR
+#define ET_ABI_TARGET_MINOR ET_ABI_MINOR
+#endif
+#if ET_ABI_TARGET_MINOR > ET_ABI_MINOR
+#error "ET_ABI_TARGET_MINOR is newer than this header"
+#endif
+
+/* The one symbol a plugin exports. */
+#define ET_PLUGIN_ENTRY_SYMBOL "et_plugin_entry"
+
+#if defined(_WIN32)
+#define ET_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define ET_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------- errors */
+
+typedef enum et_status_code {
+  ET_OK = 0,
+  ET_ERR_INVALID_ARGUMENT = 1, /* bad input: shape, dtype, count, value */
+  ET_ERR_NOT_FOUND = 2,        /* a name nobody provides */
+  ET_ERR_ABI_MISMATCH = 3,     /* versions the two sides cannot agree on */
+  ET_ERR_OUT_OF_MEMORY = 4,
+  ET_ERR_NOT_SUPPORTED = 5,    /* valid request this implementation cannot do */
+  ET_ERR_INVALID_FILE = 6,     /* a file that is not what it claims to be */
+  ET_ERR_LOAD_FAILED = 7,      /* dlopen or plugin init failed */
+  ET_ERR_ALREADY_EXISTS = 8,
+  ET_ERR_INTERNAL = 9,
+  ET_ERR_INVALID_PROGRAM = 10, /* a .pte that fails verification */
+  ET_ERR_INVALID_STATE = 11
+} et_status_code;
+
+/* Opaque error object: code + message + the plugin that raised it. Created by
+ * the host, owned by the receiver, released with et_host_api.error_destroy (or
+ * et_error_destroy on the host side). */
+typedef struct et_error et_error;
+
+/* Opaque: the host's record of one loaded plugin. Passed to init; plugins pass
+ * it back when registering. Lives until process exit (plugins are not
+ * unloaded while anything they created may be alive). */
+typedef struct et_plugin_handle et_plugin_handle;
+
+/* Opaque: per-call context of a kernel or delegate execution. Borrowed. */
+typedef struct et_exec_context et_exec_context;
+
+/* Opaque: the named data (weights by key) of the program a delegate belongs to.
+ * Borrowed for the duration of et_backend_descriptor.init. */
+typedef struct et_named_data et_named_data;
+
+/* ------------------------------------------------------------------- values */
+
+/* Element types: ExecuTorch's ScalarType codes (same numbers). */
+typedef enum et_dtype {
+  ET_DTYPE_UINT8 = 0,
+  ET_DTYPE_INT8 = 1,
+  ET_DTYPE_INT16 = 2,
+  ET_DTYPE_INT32 = 3,
+  ET_DTYPE_INT64 = 4,
+  ET_DTYPE_FLOAT16 = 5,
+  ET_DTYPE_FLOAT32 = 6,
+  ET_DTYPE_FLOAT64 = 7,
+  ET_DTYPE_BOOL = 11,
+  ET_DTYPE_BFLOAT16 = 15
+} et_dtype;
+
+typedef enum et_shape_dynamism {
+  ET_SHAPE_STATIC = 0,
+  ET_SHAPE_DYNAMIC_BOUND = 1,   /* may shrink/grow within its capacity */
+  ET_SHAPE_DYNAMIC_UNBOUND = 2
+} et_shape_dynamism;
+
+#define ET_MAX_RANK 16
+
+/* A tensor. The host owns the struct and its arrays; kernels may write `data`
+ * (outputs) and change the shape only through et_host_api.tensor_resize. */
+typedef struct et_tensor {
+  size_t struct_size;
+  int32_t dtype;          /* et_dtype */
+  int32_t rank;           /* 0..ET_MAX_RANK */
+  const int64_t* sizes;   /* [rank], host-owned */
+  const uint8_t* dim_order; /* [rank], outermost dim first; host-owned */
+  const int64_t* strides; /* [rank], in elements, host-owned */
+  void* data;             /* host-owned (planned memory or constants); may be NULL when numel == 0 */
+  size_t nbytes;          /* bytes of the current shape */
+  size_t capacity_bytes;  /* bytes available at `data` */
+  int32_t dynamism;       /* et_shape_dynamism */
+  int32_t is_const;       /* 1 when data is a read-only constant */
+} et_tensor;
+
+typedef enum et_value_tag {
+  ET_VALUE_NULL = 0,
+  ET_VALUE_INT = 1,
+  ET_VALUE_BOOL = 2,
+  ET_VALUE_DOUBLE = 3,
+  ET_VALUE_STRING = 4,
+  ET_VALUE_TENSOR = 5,
+  ET_VALUE_INT_LIST = 6,
+  ET_VALUE_DOUBLE_LIST = 7,
+  ET_VALUE_BOOL_LIST = 8,
+  ET_VALUE_TENSOR_LIST = 9,
+  ET_VALUE_OPTIONAL_TENSOR_LIST = 10
+} et_value_tag;
+
+/* One value of a method. Host-owned. Which fields mean something depends on
+ * `tag`:
+ *   INT, BOOL        as_int (BOOL: 0 or 1)
+ *   DOUBLE           as_double
+ *   STRING           items: const char[count], not NUL-terminated
+ *   TENSOR           tensor
+ *   INT_LIST         items: const int64_t[count], materialised by the host
+ *                    before each call from value_indices (entries may be
+ *                    symbolic ints that change between calls)
+ *   DOUBLE_LIST      items: const double[count]
+ *   BOOL_LIST        items: const uint8_t[count]
+ *   TENSOR_LIST      items: et_tensor* const[count]
+ *   OPTIONAL_TENSOR_LIST items: et_tensor* const[count], NULL entries = None
+ * value_indices: for lists that ExecuTorch boxes (INT_LIST, TENSOR_LIST,
+ * OPTIONAL_TENSOR_LIST), the positions of the elements in the method's value
+ * table; NULL otherwise. */
+typedef struct et_value {
+  size_t struct_size;
+  int32_t tag;            /* et_value_tag */
+  int32_t reserved;
+  int64_t as_int;
+  double as_double;
+  et_tensor* tensor;
+  const void* items;
+  size_t count;
+  const int32_t* value_indices;
+} et_value;
+
+/* ------------------------------------------------------------------ kernels */
+
+/* Runs one instruction. args: borrowed, the instruction's arguments in schema
+ * order (out-variant: outputs last). Returns NULL or an error. */
+typedef et_error* (*et_kernel_fn)(void* user_data, et_exec_context* ctx,
+                                  et_value* const* args, size_t nargs);
+
+typedef struct et_kernel_descriptor {
+  size_t struct_size;
+  const char* name;       /* "aten::add.out"; copied by the host at registration */
+  et_kernel_fn fn;
+  void* user_data;        /* plugin-owned; must outlive the process' use of the kernel */
+#if ET_ABI_TARGET_MINOR >= 1
+  /* 1.1: dtype-specific variant, "" or NULL for the generic kernel, else e.g.
+   * "float32". Copied by the host. */
+  const char* variant;
+#endif
+} et_kernel_descriptor;
+
+/* ----------------------------------------------------------------- backends */
+
+typedef struct et_compile_spec {
+  size_t struct_size;
+  const char* key;        /* borrowed */
+  const void* value;      /* borrowed */
+  size_t value_size;
+} et_compile_spec;
+
+typedef struct et_backend_init_args {
+  size_t struct_size;
+  const void* processed;        /* the delegate blob; borrowed, valid during init only */
+  size_t processed_size;
+  const et_compile_spec* compile_specs; /* borrowed [num_compile_specs] */
+  size_t num_compile_specs;
+  et_named_data* named_data;    /* borrowed; read through et_host_api.named_data_get */
+} et_backend_init_args;
+
+typedef struct et_backend_descriptor {
+  size_t struct_size;
+  const char* id;         /* "XnnpackBackend"; copied by the host */
+  void* user_data;        /* plugin-owned */
+  /* 1 when the backend can run on this machine. */
+  int32_t (*is_available)(void* user_data);
+  /* Compiles one delegate blob. *out_handle is owned by the plugin until destroy. */
+  et_error* (*init)(void* user_data, const et_backend_init_args* args, void** out_handle);
+  et_error* (*execute)(void* user_data, void* handle, et_exec_context* ctx,
+                       et_value* const* args, size_t nargs);
+  /* Releases a handle from init. Accepts NULL. */
+  void (*destroy)(void* user_data, void* handle);
+} et_backend_descriptor;
+
+/* ------------------------------------------------------------------ tracers */
+
+#if ET_ABI_TARGET_MINOR >= 1
+typedef enum et_trace_kind {
+  ET_TRACE_METHOD = 0,
+  ET_TRACE_OPERATOR = 1,
+  ET_TRACE_DELEGATE = 2,
+  ET_TRACE_CUSTOM = 3
+} et_trace_kind;
+
+typedef struct et_trace_event {
+  size_t struct_size;
+  int32_t kind;           /* et_trace_kind */
+  int32_t reserved;
+  const char* name;       /* borrowed: operator name, delegate id, method name */
+  int64_t id;             /* instruction index (operators/delegates), -1 otherwise */
+  int64_t chain_id;       /* -1 when not applicable */
+  int64_t debug_handle;   /* from the program, -1 when absent */
+  uint64_t timestamp_ns;  /* monotonic clock of the host */
+} et_trace_event;
+
+typedef struct et_tracer_descriptor {
+  size_t struct_size;
+  const char* name;       /* copied by the host */
+  void* user_data;        /* plugin-owned */
+  void (*begin)(void* user_data, const et_trace_event* event);
+  void (*end)(void* user_data, const et_trace_event* event);
+} et_tracer_descriptor;
+#endif
+
+/* ------------------------------------------------------------------ host table */
+
+typedef enum et_log_level {
+  ET_LOG_TRACE = 0, ET_LOG_DEBUG = 1, ET_LOG_INFO = 2,
+  ET_LOG_WARN = 3, ET_LOG_ERROR = 4
+} et_log_level;
+
+/* Body of a parallel loop: handles [begin, end). */
+typedef void (*et_parallel_body)(void* context, size_t begin, size_t end);
+
+#if ET_ABI_TARGET_MINOR >= 1
+/* A borrowed host service. While leased, the service stays valid (the thread
+ * pool is not resized under a lease). `generation` changes whenever the
+ * service object is replaced, so plugins can drop state tied to an old one. */
+typedef struct et_service_lease {
+  size_t struct_size;
+  void* handle;           /* e.g. pthreadpool_t for "pthreadpool" */
+  uint64_t generation;
+  uint64_t reserved;      /* host bookkeeping; do not touch */
+} et_service_lease;
+#endif
+
+/* Functions the host lends to a plugin. Host-owned, valid for the process'
+ * lifetime. Append-only: new functions go at the end with a minor bump. */
+typedef struct et_host_api {
+  size_t struct_size;
+  uint32_t abi_major;     /* what the host speaks */
+  uint32_t abi_minor;
+
+  /* Registration: only during the plugin's init. The host copies the
+   * descriptor (not user_data). */
+  et_error* (*register_kernel)(et_plugin_handle* self, const et_kernel_descriptor* kernel);
+  et_error* (*register_backend)(et_plugin_handle* self, const et_backend_descriptor* backend);
+
+  /* Errors. message is copied. */
+  et_error* (*error_create)(int32_t code, const char* message);
+  void (*error_destroy)(et_error* error);   /* accepts NULL */
+
+  void (*log)(et_plugin_handle* self, int32_t level, const char* message);
+
+  /* Aligned memory; alignment is a power of two. free accepts NULL. */
+  void* (*alloc)(size_t size, size_t alignment);
+  void (*free)(void* ptr);
+
+  /* Changes a tensor's shape within its capacity (recomputes strides in its
+   * dim order). Fails for static tensors whose shape would change. */
+  et_error* (*tensor_resize)(et_tensor* tensor, const int64_t* sizes, size_t rank);
+
+  /* Runs body over [0, range) on the host thread pool in chunks of at least
+   * `grain` items; returns when all chunks ran. Safe to call from any thread. */
+  void (*parallel_for)(size_t range, size_t grain, et_parallel_body body, void* context);
+  size_t (*num_threads)(void);
+
+  /* Named data of a program (weights by key). *data borrowed while the
+   * program lives. */
+  et_error* (*named_data_get)(et_named_data* map, const char* key,
+                              const void** data, size_t* size);
+
+#if ET_ABI_TARGET_MINOR >= 1
+  et_error* (*register_tracer)(et_plugin_handle* self, const et_tracer_descriptor* tracer);
+  /* Leases a service by name ("pthreadpool"). Release every lease. */
+  et_error* (*service_acquire)(const char* name, et_service_lease* lease);
+  void (*service_release)(et_service_lease* lease);
+#endif
+} et_host_api;
+
+/* ------------------------------------------------------------------ plugin */
+
+/* Static description of a plugin, returned by the entry point. Plugin-owned,
+ * must stay valid while the plugin is loaded. */
+typedef struct et_plugin_info {
+  size_t struct_size;
+  uint32_t abi_major;     /* the ABI the plugin was built against */
+  uint32_t abi_minor;
+  const char* name;       /* identity, e.g. "kernels_optimized" */
+  const char* version;    /* the plugin's own version, e.g. "0.1.0" */
+  const char* description;
+  /* Registers what the plugin provides through host. On error nothing the
+   * plugin registered is kept. */
+  et_error* (*init)(const et_host_api* host, et_plugin_handle* self);
+} et_plugin_info;
+
+/* Host -> plugin: the range of ABI levels the host speaks (same major; the
+ * host accepts any minor of that major, ignoring what it does not know). */
+typedef struct et_abi_offer {
+  size_t struct_size;
+  uint32_t major;
+  uint32_t min_minor;
+  uint32_t max_minor;
+} et_abi_offer;
+
+/* Plugin -> host. Host-allocated; the plugin writes fields within
+ * struct_size only. */
+typedef struct et_abi_answer {
+  size_t struct_size;
+  uint32_t major;         /* the level the plugin will speak */
+  uint32_t minor;
+  const et_plugin_info* info; /* plugin-owned, static */
+} et_abi_answer;
+
+/* The entry point. Must not do anything but fill `answer`: the host checks the
+ * versions before any other plugin code runs. Returns ET_OK, or
+ * ET_ERR_ABI_MISMATCH with answer holding the plugin's own version. */
+typedef int32_t (*et_plugin_entry_fn)(const et_abi_offer* offer, et_abi_answer* answer);
+
+/* Defined by each plugin, exported (ET_PLUGIN_EXPORT), nothing else exported. */
+int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer);
+
+/* The negotiation every plugin performs, for use in its entry point: speak the
+ * highest minor both sides know, or refuse with the plugin's own version. */
+static inline int32_t et_plugin_answer_offer(const et_abi_offer* offer, et_abi_answer* answer,
+                                             const et_plugin_info* info) {
+  if (offer == NULL || answer == NULL || answer->struct_size < sizeof(size_t) + 2 * sizeof(uint32_t))
+    return ET_ERR_INVALID_ARGUMENT;
+  answer->major = info->abi_major;
+  answer->minor = info->abi_minor;
+  if (answer->struct_size >= offsetof(et_abi_answer, info) + sizeof(answer->info)) answer->info = info;
+  if (offer->major != info->abi_major) return ET_ERR_ABI_MISMATCH;
+  if (info->abi_minor < offer->min_minor) return ET_ERR_ABI_MISMATCH;
+  if (info->abi_minor > offer->max_minor) answer->minor = offer->max_minor;
+  return ET_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ETRT_PLUGIN_API_H_ */

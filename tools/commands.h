@@ -1,0 +1,4 @@
+// Subcommands of the `etrt` command line tool.
+#pragma once
+
+int run_plugins_command(int argc, char** argv);

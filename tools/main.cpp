@@ -1,0 +1,39 @@
+// `etrt`: the command line front of libetrt.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "etrt/etrt.h"
+
+namespace {
+
+void print_usage(FILE* stream) {
+  std::fprintf(stream,
+               "usage: etrt <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  plugins [--json] [--load-all] [--manifest PATH]...\n"
+               "      list manifests, plugins (loaded or not), what each provides, and the\n"
+               "      loader's decisions\n"
+               "  version\n"
+               "      print the etrt and plugin ABI versions\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "plugins") == 0) return run_plugins_command(argc - 2, argv + 2);
+  if (std::strcmp(argv[1], "version") == 0) {
+    uint32_t major = 0, min_minor = 0, max_minor = 0;
+    et_host_abi_version(&major, &min_minor, &max_minor);
+    std::printf("etrt %s, plugin ABI %u.%u-%u.%u\n", et_version(), major, min_minor, major, max_minor);
+    return 0;
+  }
+  std::fprintf(stderr, "etrt: unknown command '%s'\n\n", argv[1]);
+  print_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,109 @@
+// `etrt plugins`: what the loader knows and decided, as text or JSON.
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "etrt/etrt.hpp"
+
+namespace {
+
+const char* state_text(int32_t state) {
+  return state == ET_PLUGIN_LOADED ? "loaded" : state == ET_PLUGIN_FAILED ? "FAILED" : "not loaded";
+}
+
+const char* source_text(int32_t source) {
+  switch (source) {
+    case ET_SOURCE_EXPLICIT: return "explicit";
+    case ET_SOURCE_HOST_MANIFEST: return "host manifest";
+    case ET_SOURCE_ENV: return "ETRT_PLUGIN_PATH";
+    default: return "default";
+  }
+}
+
+void print_list(const char* label, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  std::printf("    %s (%zu):", label, items.size());
+  for (const std::string& item : items) std::printf(" %s", item.c_str());
+  std::printf("\n");
+}
+
+void print_text(etrt::Runtime& runtime) {
+  std::printf("etrt %s — plugin ABI %d.0-%d.%d, thread pool: %zu threads\n\n", et_version(), ET_ABI_MAJOR,
+              ET_ABI_MAJOR, ET_ABI_MINOR, runtime.num_threads());
+  std::printf("Manifests searched (in order):\n");
+  for (const std::string& manifest : runtime.manifests()) std::printf("  %s\n", manifest.c_str());
+
+  // What each plugin provides: registered names once loaded, declared names before.
+  std::map<std::string, std::vector<std::string>> provided[3];
+  for (int32_t kind = 0; kind < 3; ++kind)
+    for (const etrt::RegistryEntry& entry : runtime.entries(kind))
+      provided[kind][entry.plugin_path].push_back(entry.name);
+
+  std::printf("\nPlugins:\n");
+  for (const etrt::PluginInfo& plugin : runtime.plugins()) {
+    std::printf("  %s %s [%s] priority %d, from %s\n", plugin.name.empty() ? "(unnamed drop-in)" : plugin.name.c_str(),
+                plugin.version.c_str(), state_text(plugin.state), plugin.priority, source_text(plugin.source));
+    std::printf("    library:  %s\n", plugin.library_path.c_str());
+    if (!plugin.manifest_path.empty()) std::printf("    manifest: %s\n", plugin.manifest_path.c_str());
+    if (plugin.loaded())
+      std::printf("    ABI:      speaks %u.%u (built against %u.%u)\n", plugin.abi_major, plugin.abi_minor,
+                  plugin.built_abi_major, plugin.built_abi_minor);
+    else
+      std::printf("    ABI:      declares %u.%u\n", plugin.built_abi_major, plugin.built_abi_minor);
+    if (plugin.loaded()) {
+      print_list("operators", provided[ET_ENTRY_OPERATOR][plugin.library_path]);
+      print_list("backends", provided[ET_ENTRY_BACKEND][plugin.library_path]);
+      print_list("tracers", provided[ET_ENTRY_TRACER][plugin.library_path]);
+    }
+    if (!plugin.failure.empty()) std::printf("    failure:  %s\n", plugin.failure.c_str());
+    if (!plugin.warnings.empty()) std::printf("    warnings: %s", plugin.warnings.c_str());
+  }
+
+  bool any_override = false;
+  for (int32_t kind = 0; kind < 3; ++kind) {
+    for (const etrt::RegistryEntry& entry : runtime.entries(kind)) {
+      if (entry.is_winner) continue;
+      if (!any_override) std::printf("\nProviders that lost:\n");
+      any_override = true;
+      std::printf("  %s from '%s': %s\n", entry.name.c_str(), entry.plugin.c_str(), entry.reason.c_str());
+    }
+  }
+  auto rejections = runtime.rejections();
+  if (!rejections.empty()) {
+    std::printf("\nRejected:\n");
+    for (const etrt::Rejection& r : rejections) std::printf("  %s\n    %s\n", r.path.c_str(), r.reason.c_str());
+  }
+}
+
+}  // namespace
+
+int run_plugins_command(int argc, char** argv) {
+  bool json = false, load_all = false;
+  etrt::Runtime& runtime = etrt::Runtime::get();
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--load-all") == 0) {
+      load_all = true;
+    } else if (std::strcmp(argv[i], "--manifest") == 0 && i + 1 < argc) {
+      try {
+        runtime.add_manifest(argv[++i]);
+      } catch (const etrt::Error& error) {
+        std::fprintf(stderr, "etrt: %s\n", error.what());  // also listed under "Rejected"
+      }
+    } else {
+      std::fprintf(stderr, "etrt plugins: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (load_all) runtime.load_all_plugins();  // failures show up as rejections
+  if (json) {
+    std::printf("%s\n", runtime.report_json().c_str());
+  } else {
+    print_text(runtime);
+  }
+  return 0;
+}

@@ -144,12 +144,29 @@ class Inspector {
     return value;
   }
 
+  // Distribution "libfoo.so" files are sometimes ld scripts, not libraries.
+  bool looks_like_text() const {
+    size_t n = size_ < 64 ? size_ : 64;
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t c = data_[i];
+      if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return false;
+      if (c >= 0x7f) return false;
+    }
+    return true;
+  }
+
   bool check_ident() {
     size_t n = size_ < SELFMAG ? size_ : SELFMAG;
     if (n > 0 && std::memcmp(data_, ELFMAG, n) != 0) {
       std::string bytes;
       for (size_t i = 0; i < n; ++i) bytes += format(i ? " %02x" : "%02x", data_[i]);
-      return fail("not an ELF file (starts with " + bytes + ", expected 7f 45 4c 46)");
+      std::string hint;
+      if (size_ >= 8 && std::memcmp(data_, "!<arch>\n", 8) == 0) {
+        hint = "; it is an ar archive (static library)";
+      } else if (looks_like_text()) {
+        hint = "; it looks like text, e.g. a linker script";
+      }
+      return fail("not an ELF file (starts with " + bytes + ", expected 7f 45 4c 46" + hint + ")");
     }
     if (size_ < EI_NIDENT) {
       return fail(format("truncated: %zu bytes, smaller than an ELF header", size_));

@@ -4,7 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+// GCC 12 reports a false -Wmaybe-uninitialized inside <regex> when built with
+// sanitizers; keep it from drowning real warnings.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
+#pragma GCC diagnostic pop
 
 namespace etrt::loader {
 namespace {

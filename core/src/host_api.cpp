@@ -15,6 +15,14 @@ namespace {
 
 PluginRecord* record_of(et_plugin_handle* self) { return reinterpret_cast<PluginRecord*>(self); }
 
+// Registration is a plugin's init talking; anything else is refused up front.
+et_error* check_registering(et_plugin_handle* self) {
+  PluginRecord* plugin = record_of(self);
+  if (plugin == nullptr || !plugin->in_init)
+    return make_error(ET_ERR_INVALID_STATE, "registration is only allowed during the plugin's init");
+  return nullptr;
+}
+
 // Copies the prefix of a plugin struct the plugin says it has; the rest stays zero.
 template <typename T>
 bool copy_prefix(const T* from, T* to, size_t minimum) {
@@ -31,6 +39,7 @@ std::string too_small(const char* what, size_t got, size_t minimum) {
 }
 
 et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* kernel) {
+  if (et_error* error = check_registering(self)) return error;
   constexpr size_t kMin = offsetof(et_kernel_descriptor, user_data) + sizeof(void*);
   Provider provider;
   provider.kind = ET_ENTRY_OPERATOR;
@@ -48,6 +57,7 @@ et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* ke
 }
 
 et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* backend) {
+  if (et_error* error = check_registering(self)) return error;
   constexpr size_t kMin = sizeof(et_backend_descriptor);
   Provider provider;
   provider.kind = ET_ENTRY_BACKEND;
@@ -67,6 +77,7 @@ et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* 
 }
 
 et_error* register_tracer(et_plugin_handle* self, const et_tracer_descriptor* tracer) {
+  if (et_error* error = check_registering(self)) return error;
   constexpr size_t kMin = sizeof(et_tracer_descriptor);
   Provider provider;
   provider.kind = ET_ENTRY_TRACER;

@@ -96,27 +96,35 @@ void Registry::reject(const std::string& path, const std::string& reason) {
 }
 
 PluginRecord* Registry::find_record_by_library_locked(const std::string& real) {
-  for (auto& record : plugins_)
-    if (record->library_path == real) return record.get();
-  return nullptr;
+  // Prefer a live record; a shadowed or failed one only if nothing else has the file.
+  PluginRecord* failed = nullptr;
+  for (auto& record : plugins_) {
+    if (record->library_path != real) continue;
+    if (record->state.load() != ET_PLUGIN_FAILED) return record.get();
+    if (failed == nullptr) failed = record.get();
+  }
+  return failed;
 }
 
 PluginRecord* Registry::add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not) {
-  if (PluginRecord* same = find_record_by_library_locked(record->library_path)) {
-    *why_not = "library " + record->library_path + " is already declared" +
-               (same->manifest_path.empty() ? std::string() : " by " + same->manifest_path) +
-               " (earlier in the search order)";
-    return nullptr;
-  }
-  if (!record->name.empty()) {
-    for (auto& other : plugins_) {
-      if (other->name == record->name) {
-        *why_not = "plugin '" + record->name + "' is already declared by " +
-                   (other->manifest_path.empty() ? other->library_path : other->manifest_path) +
-                   " (earlier in the search order)";
-        return nullptr;
-      }
+  auto where = [](const PluginRecord& r) { return r.manifest_path.empty() ? r.library_path : r.manifest_path; };
+  for (auto& other : plugins_) {
+    if (other->state.load() == ET_PLUGIN_FAILED) continue;
+    bool same_library = other->library_path == record->library_path;
+    bool same_name = !record->name.empty() && other->name == record->name;
+    if (!same_library && !same_name) continue;
+    // A source earlier in the search order shadows a later one not yet loaded,
+    // whatever order the host added them in.
+    if (record->source < other->source && other->state.load() == ET_PLUGIN_DECLARED) {
+      other->failure = "shadowed by " + where(*record) + " (earlier in the search order)";
+      other->failure_code = ET_ERR_ALREADY_EXISTS;
+      other->state.store(ET_PLUGIN_FAILED);
+      rejections_.emplace_back(where(*other), other->failure);
+      continue;
     }
+    *why_not = (same_name ? "plugin '" + record->name + "'" : "library " + record->library_path) +
+               " is already declared by " + where(*other) + " (earlier in the search order)";
+    return nullptr;
   }
   plugins_.push_back(std::move(record));
   return plugins_.back().get();
@@ -154,6 +162,8 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
   std::string why_not;
   {
     std::unique_lock lock(mutex_);
+    for (auto& other : plugins_)
+      if (other->manifest_path == record->manifest_path) return nullptr;  // this very file, again
     if (add_record_locked(std::move(record), &why_not) != nullptr) return nullptr;
   }
   reject(path, why_not);
@@ -195,8 +205,9 @@ et_error* Registry::add_manifest_path(const std::string& path, int32_t source) {
   std::string absolute = fs::absolute(path, ec).lexically_normal().string();
   {
     std::unique_lock lock(mutex_);
-    if (std::find(manifests_.begin(), manifests_.end(), absolute) != manifests_.end()) return nullptr;
-    manifests_.push_back(absolute);
+    for (const auto& [known, known_source] : manifests_)
+      if (known == absolute) return nullptr;
+    manifests_.emplace_back(absolute, source);
   }
   if (fs::is_directory(absolute, ec)) {
     add_directory(absolute, source, source == ET_SOURCE_ENV);
@@ -324,7 +335,10 @@ et_error* Registry::find(int32_t kind, const std::string& name, Provider* out) {
       std::shared_lock lock(mutex_);
       auto found = providers_[kind].find(name);
       if (found != providers_[kind].end() && !found->second.empty()) {
-        *out = found->second.front();
+        // The generic provider serves plain lookups; dtype variants are asked for by variant.
+        auto generic = std::find_if(found->second.begin(), found->second.end(),
+                                    [](const Provider& p) { return p.variant.empty(); });
+        *out = generic != found->second.end() ? *generic : found->second.front();
         return nullptr;
       }
     }
@@ -340,7 +354,9 @@ et_error* Registry::not_found(int32_t kind, const std::string& name) {
   std::shared_lock lock(mutex_);
   std::string message = std::string(kind_name(kind)) + " '" + name + "' is not provided by any plugin";
   std::string searched;
-  for (const std::string& manifest : manifests_) searched += (searched.empty() ? "" : ", ") + manifest;
+  lock.unlock();
+  for (const std::string& manifest : manifests()) searched += (searched.empty() ? "" : ", ") + manifest;
+  lock.lock();
   message += "; manifests searched: " + (searched.empty() ? std::string("(none)") : searched);
   for (auto& record : plugins_) {
     if (!record->declares(kind, name)) continue;
@@ -396,7 +412,12 @@ std::vector<std::pair<std::string, std::string>> Registry::rejections() {
 
 std::vector<std::string> Registry::manifests() {
   std::shared_lock lock(mutex_);
-  return manifests_;
+  // Search order: by source, then in the order they were given.
+  auto ordered = manifests_;
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::vector<std::string> out;
+  for (auto& [path, source] : ordered) out.push_back(path);
+  return out;
 }
 
 }  // namespace etrt

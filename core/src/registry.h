@@ -102,7 +102,7 @@ class Registry {
   std::deque<std::unique_ptr<PluginRecord>> plugins_;
   std::map<std::string, std::vector<Provider>> providers_[3];  // by et_entry_kind, ordered winner first
   std::vector<std::pair<std::string, std::string>> rejections_;
-  std::vector<std::string> manifests_;  // manifest files and directories consulted, in search order
+  std::vector<std::pair<std::string, int32_t>> manifests_;  // files and directories consulted, with their source
 };
 
 const char* kind_name(int32_t kind);  // "operator", "backend", "tracer"

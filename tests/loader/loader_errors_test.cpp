@@ -1,0 +1,143 @@
+// Broken plugins and files that are not plugins: each is refused with an
+// error naming the file and the reason, before any of its code runs, and the
+// registry stays usable.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "etrt/etrt.hpp"
+#include "test_support.h"
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using namespace etrt_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+  fs::path dir = fs::temp_directory_path() / ("etrt_loader_errors_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  return error_of([&](et_error** e) { return et_load_plugin(path.c_str(), e); });
+}
+
+std::string reason_recorded_for(const std::string& path) {
+  for (const auto& r : etrt::Runtime::get().rejections())
+    if (r.path == fs::weakly_canonical(path).string() || r.path == path) return r.reason;
+  return "";
+}
+
+TEST(LoaderErrors, GoodPluginLoadsAndLoadingAgainIsANoOp) {
+  ASSERT_EQ(load_error(plugin_path("good")), "");
+  EXPECT_EQ(call_reporting_kernel("test::good_op"), 1);  // init ran once
+  ASSERT_EQ(load_error(plugin_path("good")), "");
+  ASSERT_EQ(load_error(manifest_path("good")), "");  // same plugin through its manifest
+  EXPECT_EQ(call_reporting_kernel("test::good_op"), 1);
+  EXPECT_EQ(mapped_files_containing("libetrt_test_good").size(), 1u);
+}
+
+TEST(LoaderErrors, NewerMajorIsRefusedNamingBothVersions) {
+  std::string path = plugin_path("newer_major");
+  std::string error = load_error(path);
+  EXPECT_THAT(error, AllOf(HasSubstr(path), HasSubstr("plugin speaks ABI 2.0"),
+                           HasSubstr("this host speaks ABI 1.0-1." + std::to_string(ET_ABI_MINOR))));
+  EXPECT_THAT(reason_recorded_for(path), HasSubstr("ABI 2.0"));
+}
+
+TEST(LoaderErrors, MissingEntrySymbolIsRefusedBeforeDlopen) {
+  std::string path = plugin_path("no_entry");
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("does not export the entry symbol et_plugin_entry")));
+  EXPECT_FALSE(is_mapped("libetrt_test_no_entry"));  // its constructors never ran
+}
+
+TEST(LoaderErrors, FailedInitKeepsNothingItRegistered) {
+  std::string path = plugin_path("init_fails");
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("init failed"),
+                                      HasSubstr("simulated failure: required device missing")));
+  std::string lookup = error_of([](et_error** e) { return et_find_kernel("test::init_fails_op", nullptr, e); });
+  EXPECT_THAT(lookup, HasSubstr("operator 'test::init_fails_op' is not provided by any plugin"));
+  // Asking again gives the same answer instead of retrying the broken plugin.
+  EXPECT_THAT(load_error(path), HasSubstr("simulated failure"));
+}
+
+TEST(LoaderErrors, NotAnElfFile) {
+  std::string path = write_temp("libtext.so", "this is a text file, not a library\n");
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("not an ELF file")));
+}
+
+TEST(LoaderErrors, ElfForAnotherArchitecture) {
+  std::string bytes = read_file(plugin_path("good"));
+  ASSERT_GT(bytes.size(), 64u);
+  bytes[18] = static_cast<char>(183);  // e_machine = EM_AARCH64, little endian
+  bytes[19] = 0;
+  std::string path = write_temp("libaarch64.so", bytes);
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("AArch64")));
+}
+
+TEST(LoaderErrors, ThirtyTwoBitElf) {
+  std::string bytes = read_file(plugin_path("good"));
+  bytes[4] = 1;  // EI_CLASS = ELFCLASS32
+  std::string path = write_temp("lib32.so", bytes);
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("32-bit")));
+}
+
+TEST(LoaderErrors, TruncatedSharedObject) {
+  std::string bytes = read_file(plugin_path("good"));
+  std::string path = write_temp("libtruncated.so", bytes.substr(0, bytes.size() / 2));
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("truncated")));
+  std::string tiny = write_temp("libtiny.so", bytes.substr(0, 10));
+  EXPECT_THAT(load_error(tiny), AllOf(HasSubstr(tiny), HasSubstr("truncated")));
+}
+
+TEST(LoaderErrors, HashMismatchIsRefusedBeforeDlopen) {
+  // A copy of the good plugin under another name, with a manifest pinning the wrong hash.
+  std::string library = write_temp("libhash_mismatch.so", read_file(plugin_path("extra_exports")));
+  std::string manifest = write_temp("hash_mismatch.json", R"({
+    "manifest_version": 1, "name": "test_extra_exports", "version": "1", "library": "libhash_mismatch.so",
+    "abi": {"major": 1, "minor": 1},
+    "sha256": "0000000000000000000000000000000000000000000000000000000000000000",
+    "provides": {"operators": ["test::extra_exports_op"]}})");
+  EXPECT_THAT(load_error(manifest), AllOf(HasSubstr(library), HasSubstr("SHA-256 mismatch"),
+                                          HasSubstr("expects 0000000000000000")));
+  EXPECT_FALSE(is_mapped("libhash_mismatch"));
+}
+
+TEST(LoaderErrors, MissingFile) {
+  EXPECT_THAT(load_error("/nonexistent/libnothing.so"), AllOf(HasSubstr("/nonexistent/libnothing.so"),
+                                                              HasSubstr("no such file")));
+}
+
+TEST(LoaderErrors, ExtraExportsLoadWithAWarning) {
+  ASSERT_EQ(load_error(plugin_path("extra_exports")), "");
+  EXPECT_EQ(call_reporting_kernel("test::extra_exports_op"), 5);
+  bool found = false;
+  for (const auto& plugin : etrt::Runtime::get().plugins()) {
+    if (plugin.name != "test_extra_exports") continue;
+    found = true;
+    EXPECT_THAT(plugin.warnings, AllOf(HasSubstr("extra_exported_function"), HasSubstr("extra_exported_data")));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(LoaderErrors, RegistryStaysUsableAfterEveryFailure) {
+  EXPECT_EQ(call_reporting_kernel("test::good_op"), 1);
+  EXPECT_GE(etrt::Runtime::get().rejections().size(), 7u);
+  for (const auto& r : etrt::Runtime::get().rejections()) EXPECT_FALSE(r.reason.empty()) << r.path;
+}
+
+}  // namespace

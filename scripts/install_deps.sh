@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what building and testing etrt needs on Debian 12: compilers and
+# CMake come with the machine; the libraries come from Debian; pytest and jsonschema from PyPI.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends \
+  build-essential cmake ninja-build pkg-config binutils \
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
+  flatbuffers-compiler libflatbuffers-dev \
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+python3 -m pip install --quiet pytest jsonschema

@@ -1,0 +1,96 @@
+"""`etrt plugins` and the shipped manifests, checked from outside the process."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import jsonschema
+
+BUILD = Path(os.environ["ETRT_BUILD_DIR"])
+SOURCE = Path(os.environ["ETRT_SOURCE_DIR"])
+TEST_MANIFESTS = Path(os.environ["ETRT_TEST_MANIFEST_DIR"])
+ETRT = BUILD / "bin" / "etrt"
+
+
+def run(*args, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
+    env.update(env_extra or {})
+    return subprocess.run([str(ETRT), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def report(*args, env_extra=None):
+    result = run("plugins", "--json", *args, env_extra=env_extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_default_manifests_are_found_beside_libetrt_and_nothing_is_loaded():
+    data = report()
+    assert data["manifests"] == [str(BUILD / "lib" / "etrt" / "manifests")]
+    kernels = [p for p in data["plugins"] if p["name"] == "kernels_optimized"]
+    assert len(kernels) == 1
+    assert kernels[0]["state"] == "declared"
+    assert kernels[0]["load_count"] == 0
+    assert "aten::add.out" in kernels[0]["declares"]["operators"]
+    assert data["operators"] == []  # nothing registered until something is loaded
+
+
+def test_load_all_registers_what_the_manifest_declares_without_warnings():
+    data = report("--load-all")
+    kernels = next(p for p in data["plugins"] if p["name"] == "kernels_optimized")
+    assert kernels["state"] == "loaded"
+    assert kernels["abi"] == f"{data['host_abi']['major']}.{data['host_abi']['max_minor']}"
+    assert kernels["warnings"] == []  # manifest and registrations agree
+    registered = sorted(o["name"] for o in data["operators"] if o["plugin"] == "kernels_optimized")
+    assert registered == sorted(kernels["declares"]["operators"])
+    assert data["rejected"] == []
+
+
+def test_text_output_explains_losers_and_rejections():
+    result = run("plugins", "--load-all", "--manifest", str(TEST_MANIFESTS))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Manifests searched (in order):" in out
+    assert str(TEST_MANIFESTS) in out
+    assert "test::dup_op from 'test_dup_low': priority 10 is lower than 50 of plugin 'test_dup_high'" in out
+    assert "Rejected:" in out
+    assert "plugin speaks ABI 2.0" in out
+    assert "does not export the entry symbol" in out
+    assert "simulated failure" in out
+
+
+def test_json_lists_every_rejection_with_its_reason():
+    data = report("--load-all", "--manifest", str(TEST_MANIFESTS))
+    reasons = {Path(r["path"]).name: r["reason"] for r in data["rejected"]}
+    assert "ABI 2.0" in reasons["libetrt_test_newer_major.so.1"]
+    assert "init failed" in reasons["libetrt_test_init_fails.so.1"]
+    losers = [o for o in data["operators"] if not o["selected"]]
+    assert [(o["name"], o["plugin"]) for o in losers] == [("test::dup_op", "test_dup_low")]
+
+
+def test_environment_plugin_path_is_searched_before_defaults():
+    data = report(env_extra={"ETRT_PLUGIN_PATH": str(TEST_MANIFESTS)})
+    assert data["manifests"] == [str(TEST_MANIFESTS), str(BUILD / "lib" / "etrt" / "manifests")]
+
+
+def test_log_level_from_environment():
+    quiet = run("plugins", "--load-all")
+    assert "loaded plugin" not in quiet.stderr
+    loud = run("plugins", "--load-all", env_extra={"ETRT_LOG_LEVEL": "info"})
+    assert "loaded plugin 'kernels_optimized'" in loud.stderr
+
+
+def test_unknown_command_and_option_fail_with_usage():
+    assert run("frobnicate").returncode == 2
+    bad = run("plugins", "--frobnicate")
+    assert bad.returncode == 2 and "unknown option" in bad.stderr
+
+
+def test_manifests_validate_against_the_schema_with_an_independent_validator():
+    schema = json.loads((SOURCE / "manifests" / "schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    manifests = list((BUILD / "lib" / "etrt" / "manifests").glob("*.json"))
+    manifests += [m for m in TEST_MANIFESTS.glob("*.json")]
+    assert len(manifests) > 10
+    for manifest in manifests:
+        jsonschema.validate(json.loads(manifest.read_text()), schema)

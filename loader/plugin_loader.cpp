@@ -30,7 +30,7 @@ et_error* fail(int32_t code, const PluginRecord& plugin, const std::string& reas
 
 }  // namespace
 
-et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
+et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host, LoadOutcome* outcome) {
   // 1. The file itself: an ELF for this machine that exports the entry symbol.
   ElfInfo elf = inspect_elf_file(plugin->library_path);
   if (!elf.ok) return fail(ET_ERR_INVALID_FILE, *plugin, elf.error);
@@ -44,7 +44,7 @@ et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
     extra += (extra.empty() ? "" : ", ") + symbol.name;
   }
   if (!extra.empty()) {
-    plugin->warnings += "exports symbols besides " ET_PLUGIN_ENTRY_SYMBOL ": " + extra + "\n";
+    outcome->warnings += "exports symbols besides " ET_PLUGIN_ENTRY_SYMBOL ": " + extra + "\n";
     log_message(LogLevel::Warn, "plugin " + plugin->library_path + " exports extra symbols: " + extra);
   }
 
@@ -65,7 +65,7 @@ et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
   if (library == nullptr) return fail(ET_ERR_LOAD_FAILED, *plugin, "dlopen failed: " + error);
   auto entry = reinterpret_cast<et_plugin_entry_fn>(find_symbol(library, ET_PLUGIN_ENTRY_SYMBOL, &error));
   if (entry == nullptr) return fail(ET_ERR_INVALID_FILE, *plugin, "entry symbol not found: " + error);
-  plugin->library = library;  // never closed: what it registered may be referenced anywhere
+  outcome->library = library;  // never closed: what it registered may be referenced anywhere
 
   // 4. Negotiate before running any other plugin code.
   et_abi_offer offer{sizeof(et_abi_offer), ET_ABI_MAJOR, 0, ET_ABI_MINOR};
@@ -88,16 +88,17 @@ et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
                     "' but the library calls itself '" + info->name + "'");
   if (!plugin->manifest_path.empty() &&
       (plugin->manifest_abi_major != info->abi_major || plugin->manifest_abi_minor != info->abi_minor))
-    plugin->warnings += "manifest declares ABI " +
+    outcome->warnings += "manifest declares ABI " +
                         version_text(plugin->manifest_abi_major, plugin->manifest_abi_minor) +
                         ", library was built against " + version_text(info->abi_major, info->abi_minor) + "\n";
-  plugin->name = info->name;
-  plugin->version = info->version != nullptr ? info->version : "";
-  plugin->description = info->description != nullptr ? info->description : "";
-  plugin->built_abi_major = info->abi_major;
-  plugin->built_abi_minor = info->abi_minor;
-  plugin->abi_major = answer.major;
-  plugin->abi_minor = answer.minor;
+  outcome->name = info->name;
+  outcome->version = info->version != nullptr ? info->version : "";
+  outcome->description = info->description != nullptr ? info->description : "";
+  outcome->built_abi_major = info->abi_major;
+  outcome->built_abi_minor = info->abi_minor;
+  outcome->abi_major = answer.major;
+  outcome->abi_minor = answer.minor;
+  plugin->loading_name = outcome->name;
 
   // 5. Init: the plugin registers what it provides (staged until it succeeds).
   plugin->in_init = true;
@@ -110,17 +111,16 @@ et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
     int32_t code = init_error->code;
     delete init_error;
     et_error* error_out = fail(code == ET_OK ? ET_ERR_LOAD_FAILED : code, *plugin, message);
-    error_out->plugin = plugin->name;
+    error_out->plugin = outcome->name;
     return error_out;
   }
-  ++plugin->load_count;
 
   // A manifest that lies about what the plugin provides misleads lazy loading.
   if (!plugin->manifest_path.empty()) {
     for (int32_t kind = 0; kind < 3; ++kind) {
       for (const Provider& provider : plugin->staged) {
         if (provider.kind == kind && !plugin->declares(kind, provider.name))
-          plugin->warnings += std::string("registers ") + kind_name(kind) + " '" + provider.name +
+          outcome->warnings += std::string("registers ") + kind_name(kind) + " '" + provider.name +
                               "' that its manifest does not list\n";
       }
       for (const std::string& name : plugin->declared[kind]) {
@@ -128,7 +128,7 @@ et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host) {
           return p.kind == kind && p.name == name;
         });
         if (!registered)
-          plugin->warnings += std::string("manifest lists ") + kind_name(kind) + " '" + name +
+          outcome->warnings += std::string("manifest lists ") + kind_name(kind) + " '" + name +
                               "' that the plugin did not register\n";
       }
     }

@@ -6,8 +6,8 @@
 
 namespace etrt::loader {
 
-// On success the plugin's library and ABI fields are set and plugin->staged
-// holds what it registered. On failure nothing of the plugin stays registered.
-et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host);
+// Reads only the plugin's declared fields. On success fills *outcome and
+// plugin->staged holds what it registered; on failure nothing stays staged.
+et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host, LoadOutcome* outcome);
 
 }  // namespace etrt::loader

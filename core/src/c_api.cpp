@@ -58,30 +58,7 @@ size_t et_plugin_count(void) {
 
 int32_t et_plugin_at(size_t index, et_plugin_record* out) {
   if (!fits(out)) return ET_ERR_INVALID_ARGUMENT;
-  auto plugins = Registry::instance().plugins();
-  if (index >= plugins.size()) return ET_ERR_NOT_FOUND;
-  etrt::PluginRecord* p = plugins[index];
-  // Fields written only while loading; state is published after them.
-  int32_t state = p->state.load();
-  *out = et_plugin_record{};
-  out->struct_size = sizeof(et_plugin_record);
-  out->name = p->name.c_str();
-  out->version = p->version.c_str();
-  out->description = p->description.c_str();
-  out->library_path = p->library_path.c_str();
-  out->manifest_path = p->manifest_path.c_str();
-  out->state = state;
-  out->source = p->source;
-  out->priority = p->priority;
-  bool settled = state != ET_PLUGIN_DECLARED;
-  out->abi_major = settled ? p->abi_major : 0;
-  out->abi_minor = settled ? p->abi_minor : 0;
-  out->built_abi_major = settled ? p->built_abi_major : p->manifest_abi_major;
-  out->built_abi_minor = settled ? p->built_abi_minor : p->manifest_abi_minor;
-  out->load_count = settled ? p->load_count : 0;
-  out->failure = settled ? p->failure.c_str() : "";
-  out->warnings = settled ? p->warnings.c_str() : "";
-  return ET_OK;
+  return Registry::instance().describe(index, out) ? ET_OK : ET_ERR_NOT_FOUND;
 }
 
 size_t et_registry_count(int32_t kind) {

@@ -103,7 +103,10 @@ void plugin_log(et_plugin_handle* self, int32_t level, const char* message) {
   auto log_level = static_cast<LogLevel>(level < 0 ? 0 : level > 4 ? 4 : level);
   if (!log_enabled(log_level)) return;
   PluginRecord* plugin = record_of(self);
-  std::string who = plugin != nullptr ? plugin->name : std::string("plugin");
+  // While init runs only the loading thread may look at the record's identity.
+  std::string who = plugin == nullptr ? std::string("plugin")
+                    : plugin->state.load() == ET_PLUGIN_LOADED ? plugin->name
+                                                               : plugin->loading_name;
   log_message(log_level, "[" + who + "] " + (message != nullptr ? message : ""));
 }
 

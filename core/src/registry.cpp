@@ -10,6 +10,7 @@
 #include "error.h"
 #include "host_api.h"
 #include "logging.h"
+#include "report_json.h"
 
 namespace fs = std::filesystem;
 
@@ -115,7 +116,8 @@ PluginRecord* Registry::add_record_locked(std::unique_ptr<PluginRecord> record, 
     if (!same_library && !same_name) continue;
     // A source earlier in the search order shadows a later one not yet loaded,
     // whatever order the host added them in.
-    if (record->source < other->source && other->state.load() == ET_PLUGIN_DECLARED) {
+    std::unique_lock<std::mutex> other_loading(other->load_mutex, std::try_to_lock);
+    if (record->source < other->source && other_loading.owns_lock() && other->state.load() == ET_PLUGIN_DECLARED) {
       other->failure = "shadowed by " + where(*record) + " (earlier in the search order)";
       other->failure_code = ET_ERR_ALREADY_EXISTS;
       other->state.store(ET_PLUGIN_FAILED);
@@ -264,37 +266,49 @@ et_error* Registry::load(PluginRecord* plugin) {
   if (state == ET_PLUGIN_LOADED) return nullptr;  // loading again is a no-op
   if (state == ET_PLUGIN_FAILED) return make_error(plugin->failure_code, plugin->failure);
 
-  // Two files may claim one identity; the first loaded keeps it.
-  et_error* error = loader::load_plugin_library(plugin, host_api());
+  LoadOutcome outcome;
+  et_error* error = loader::load_plugin_library(plugin, host_api(), &outcome);
+  std::unique_lock lock(mutex_);
   if (error == nullptr) {
-    std::unique_lock lock(mutex_);
+    // Two files may claim one identity; the first loaded keeps it.
     for (auto& other : plugins_) {
-      if (other.get() != plugin && other->state.load() == ET_PLUGIN_LOADED && other->name == plugin->name) {
+      if (other.get() != plugin && other->state.load() == ET_PLUGIN_LOADED && other->name == outcome.name) {
         error = make_error(ET_ERR_ALREADY_EXISTS, "plugin " + plugin->library_path + ": a plugin named '" +
-                                                      plugin->name + "' is already loaded from " +
+                                                      outcome.name + "' is already loaded from " +
                                                       other->library_path);
         plugin->staged.clear();
         break;
       }
     }
   }
+  plugin->warnings = std::move(outcome.warnings);
+  plugin->library = outcome.library;
   if (error != nullptr) {
     plugin->failure = error->message;
     plugin->failure_code = error->code;
     plugin->state.store(ET_PLUGIN_FAILED);
+    rejections_.emplace_back(plugin->library_path, error->message);
+    lock.unlock();
     log_message(LogLevel::Warn, error->message);
-    reject(plugin->library_path, error->message);
     return error;
   }
-  commit(plugin);
+  plugin->name = std::move(outcome.name);
+  plugin->version = std::move(outcome.version);
+  plugin->description = std::move(outcome.description);
+  plugin->abi_major = outcome.abi_major;
+  plugin->abi_minor = outcome.abi_minor;
+  plugin->built_abi_major = outcome.built_abi_major;
+  plugin->built_abi_minor = outcome.built_abi_minor;
+  plugin->load_count += 1;
+  commit_locked(plugin);
   plugin->state.store(ET_PLUGIN_LOADED);
-  log_message(LogLevel::Info, "loaded plugin '" + plugin->name + "' " + plugin->version + " from " +
-                                  plugin->library_path);
+  std::string message = "loaded plugin '" + plugin->name + "' " + plugin->version + " from " + plugin->library_path;
+  lock.unlock();
+  log_message(LogLevel::Info, message);
   return nullptr;
 }
 
-void Registry::commit(PluginRecord* plugin) {
-  std::unique_lock lock(mutex_);
+void Registry::commit_locked(PluginRecord* plugin) {
   for (Provider& provider : plugin->staged) {
     auto& list = providers_[provider.kind][provider.name];
     list.push_back(provider);
@@ -376,7 +390,7 @@ et_error* Registry::stage(PluginRecord* plugin, Provider provider) {
   for (const Provider& existing : plugin->staged) {
     if (existing.kind == provider.kind && existing.name == provider.name && existing.variant == provider.variant)
       return make_error(ET_ERR_ALREADY_EXISTS, std::string(kind_name(provider.kind)) + " '" + provider.name +
-                                                   "' registered twice by plugin '" + plugin->name + "'");
+                                                   "' registered twice by plugin '" + plugin->loading_name + "'");
   }
   provider.plugin = plugin;
   plugin->staged.push_back(std::move(provider));
@@ -393,6 +407,32 @@ std::vector<PluginRecord*> Registry::plugins() {
   std::vector<PluginRecord*> out;
   for (auto& record : plugins_) out.push_back(record.get());
   return out;
+}
+
+bool Registry::describe(size_t index, et_plugin_record* out) {
+  std::shared_lock lock(mutex_);
+  if (index >= plugins_.size()) return false;
+  const PluginRecord& p = *plugins_[index];
+  int32_t state = p.state.load();
+  bool settled = state != ET_PLUGIN_DECLARED;
+  *out = et_plugin_record{};
+  out->struct_size = sizeof(et_plugin_record);
+  out->name = intern(p.name);
+  out->version = intern(p.version);
+  out->description = intern(p.description);
+  out->library_path = intern(p.library_path);
+  out->manifest_path = intern(p.manifest_path);
+  out->state = state;
+  out->source = p.source;
+  out->priority = p.priority;
+  out->abi_major = settled ? p.abi_major : 0;
+  out->abi_minor = settled ? p.abi_minor : 0;
+  out->built_abi_major = settled && p.built_abi_major != 0 ? p.built_abi_major : p.manifest_abi_major;
+  out->built_abi_minor = settled && p.built_abi_major != 0 ? p.built_abi_minor : p.manifest_abi_minor;
+  out->load_count = p.load_count;
+  out->failure = intern(p.failure);
+  out->warnings = intern(p.warnings);
+  return true;
 }
 
 std::vector<std::pair<Provider, std::string>> Registry::entries(int32_t kind) {

@@ -30,8 +30,19 @@ struct Provider {
   et_tracer_descriptor tracer{};
 };
 
+// What loading a plugin found out; applied to its record under the registry lock.
+struct LoadOutcome {
+  std::string name, version, description, warnings;
+  uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
+  void* library = nullptr;
+};
+
+// Concurrency: the declared fields never change after the record is added.
+// The identity fields (name, version, ...) change once, when loading ends, under
+// the registry's exclusive lock; read them under its shared lock, or without a
+// lock once `state` says the plugin is loaded (they never change again).
 struct PluginRecord {
-  // Identity; name/version/description are replaced by the library's own once loaded.
+  // Identity: from the manifest (or empty for a drop-in) until loaded, then the library's own.
   std::string name, version, description;
   std::string library_path;   // absolute
   std::string manifest_path;  // "" for a drop-in
@@ -51,7 +62,8 @@ struct PluginRecord {
   uint32_t load_count = 0;
   void* library = nullptr;
 
-  // Registrations made during init, committed only if init succeeds.
+  // Touched only by the thread loading the plugin (under load_mutex).
+  std::string loading_name;  // the library's name while its init runs
   bool in_init = false;
   std::vector<Provider> staged;
   std::deque<std::string> strings;  // stable storage for copied names
@@ -75,6 +87,8 @@ class Registry {
 
   // Introspection snapshots (copies under the lock).
   std::vector<PluginRecord*> plugins();
+  // Fills a C record with strings that stay valid until exit. False if out of range.
+  bool describe(size_t index, et_plugin_record* out);
   std::vector<std::pair<Provider, std::string>> entries(int32_t kind);  // with loser reasons
   std::vector<std::pair<std::string, std::string>> rejections();
   std::vector<std::string> manifests();
@@ -91,7 +105,7 @@ class Registry {
   PluginRecord* find_record_by_library_locked(const std::string& real_path);
   PluginRecord* next_candidate(int32_t kind, const std::string& name);
   et_error* load(PluginRecord* plugin);
-  void commit(PluginRecord* plugin);
+  void commit_locked(PluginRecord* plugin);
   void add_directory(const std::string& dir, int32_t source, bool accept_drop_ins);
   et_error* add_manifest_file(const std::string& path, int32_t source);
   et_error* add_drop_in(const std::string& path, int32_t source);

@@ -1,4 +1,4 @@
-# etrt_add_plugin(NAME <name> SOURCES <...> [MANIFEST <template>] [OUTPUT_DIR <dir>]
+# etrt_add_plugin(NAME <name> SOURCES <...> [VERSION <v>] [MANIFEST <template>] [OUTPUT_DIR <dir>]
 #                 [MANIFEST_DIR <dir>] [LINK <libs...>] [EXPORT_MAP <file>] [NO_INSTALL])
 #
 # Builds a plugin the one way every plugin is built: a MODULE (never linked
@@ -6,16 +6,41 @@
 # et_plugin_entry, a soname equal to its file name, and, when a manifest
 # template is given, a manifest written next to the build output with the
 # library's path and SHA-256 filled in after each link.
+#
+# Works in etrt's own build and, installed beside etrtConfig.cmake, for plugins
+# built out of tree against the installed SDK.
+include(GNUInstallDirs)
+if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/plugin.map)
+  set(ETRT_PLUGIN_EXPORT_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin.map)  # installed layout
+else()
+  set(ETRT_PLUGIN_EXPORT_MAP ${CMAKE_CURRENT_LIST_DIR}/../plugin_api/plugin.map)  # source tree
+endif()
+set(ETRT_WRITE_MANIFEST_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/write_manifest.cmake)
+
 function(etrt_add_plugin)
-  cmake_parse_arguments(P "NO_INSTALL" "NAME;MANIFEST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "NAME;VERSION;MANIFEST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
+  if(NOT P_VERSION)
+    set(P_VERSION "${PROJECT_VERSION}")
+  endif()
+  if(NOT P_VERSION)
+    message(FATAL_ERROR "etrt_add_plugin(${P_NAME}): give VERSION or a project(... VERSION ...)")
+  endif()
   if(NOT P_OUTPUT_DIR)
-    set(P_OUTPUT_DIR ${ETRT_OUTPUT_PLUGIN_DIR})
+    if(ETRT_OUTPUT_PLUGIN_DIR)
+      set(P_OUTPUT_DIR ${ETRT_OUTPUT_PLUGIN_DIR})
+    else()
+      set(P_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
+    endif()
   endif()
   if(NOT P_MANIFEST_DIR)
-    set(P_MANIFEST_DIR ${ETRT_OUTPUT_MANIFEST_DIR})
+    if(ETRT_OUTPUT_MANIFEST_DIR)
+      set(P_MANIFEST_DIR ${ETRT_OUTPUT_MANIFEST_DIR})
+    else()
+      set(P_MANIFEST_DIR ${P_OUTPUT_DIR})
+    endif()
   endif()
   if(NOT P_EXPORT_MAP)
-    set(P_EXPORT_MAP ${PROJECT_SOURCE_DIR}/plugin_api/plugin.map)
+    set(P_EXPORT_MAP ${ETRT_PLUGIN_EXPORT_MAP})
   endif()
   set(target etrt_plugin_${P_NAME})
   set(file_name libetrt_${P_NAME}.so.${ETRT_ABI_MAJOR})
@@ -34,8 +59,8 @@ function(etrt_add_plugin)
     add_custom_command(TARGET ${target} POST_BUILD
       COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${P_MANIFEST} -DOUTPUT=${P_MANIFEST_DIR}/${P_NAME}.json
               -DLIBRARY=$<TARGET_FILE:${target}> -DLIBRARY_REL=${library_rel}
-              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${PROJECT_VERSION}
-              -P ${PROJECT_SOURCE_DIR}/cmake/write_manifest.cmake
+              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION}
+              -P ${ETRT_WRITE_MANIFEST_SCRIPT}
       VERBATIM)
   endif()
   if(NOT P_NO_INSTALL)
@@ -47,8 +72,8 @@ function(etrt_add_plugin)
         -DOUTPUT=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/manifests/${P_NAME}.json
         -DLIBRARY=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/plugins/${file_name}
         -DLIBRARY_REL=../plugins/${file_name}
-        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${PROJECT_VERSION}
-        -P ${PROJECT_SOURCE_DIR}/cmake/write_manifest.cmake COMMAND_ERROR_IS_FATAL ANY)")
+        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION}
+        -P ${ETRT_WRITE_MANIFEST_SCRIPT} COMMAND_ERROR_IS_FATAL ANY)")
     endif()
   endif()
 endfunction()

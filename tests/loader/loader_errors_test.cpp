@@ -141,3 +141,24 @@ TEST(LoaderErrors, RegistryStaysUsableAfterEveryFailure) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LoaderErrors, CppLayerThrowsWithTheRuntimesMessage) {
+  try {
+    etrt::Runtime::get().load_plugin("/nonexistent/libnothing.so");
+    FAIL() << "expected etrt::Error";
+  } catch (const etrt::Error& error) {
+    EXPECT_EQ(error.code(), ET_ERR_NOT_FOUND);
+    EXPECT_THAT(error.what(), HasSubstr("/nonexistent/libnothing.so: no such file"));
+  }
+  try {
+    etrt::Runtime::get().find_kernel("test::missing_everywhere");
+    FAIL() << "expected etrt::Error";
+  } catch (const etrt::Error& error) {
+    EXPECT_EQ(error.code(), ET_ERR_NOT_FOUND);
+    EXPECT_THAT(error.what(), HasSubstr("operator 'test::missing_everywhere' is not provided by any plugin"));
+  }
+}
+
+}  // namespace

@@ -24,7 +24,9 @@ class Error : public std::runtime_error {
   std::string plugin_;
 };
 
-// Throws etrt::Error when status is not ET_OK; releases the C error.
+// Throws etrt::Error when status is not ET_OK; releases the C error. Call it
+// after the C function returned (not as check(f(&error), error): argument
+// evaluation order would let it read `error` first).
 inline void check(int32_t status, et_error* error) {
   if (status == ET_OK) return;
   std::string message = error ? et_error_message(error) : et_status_name(status);
@@ -65,11 +67,13 @@ class Runtime {
 
   void load_plugin(const std::string& path) {
     et_error* error = nullptr;
-    check(et_load_plugin(path.c_str(), &error), error);
+    int32_t status = et_load_plugin(path.c_str(), &error);
+    check(status, error);
   }
   void add_manifest(const std::string& path) {
     et_error* error = nullptr;
-    check(et_add_manifest(path.c_str(), &error), error);
+    int32_t status = et_add_manifest(path.c_str(), &error);
+    check(status, error);
   }
   // Loads every declared plugin; returns the first failure's message or "".
   std::string load_all_plugins() {
@@ -130,13 +134,15 @@ class Runtime {
   et_kernel_descriptor find_kernel(const std::string& name) const {
     et_kernel_descriptor kernel{};
     et_error* error = nullptr;
-    check(et_find_kernel(name.c_str(), &kernel, &error), error);
+    int32_t status = et_find_kernel(name.c_str(), &kernel, &error);
+    check(status, error);
     return kernel;
   }
   et_backend_descriptor find_backend(const std::string& id) const {
     et_backend_descriptor backend{};
     et_error* error = nullptr;
-    check(et_find_backend(id.c_str(), &backend, &error), error);
+    int32_t status = et_find_backend(id.c_str(), &backend, &error);
+    check(status, error);
     return backend;
   }
 
@@ -148,7 +154,8 @@ class Runtime {
   size_t num_threads() const { return et_threadpool_size(); }
   void set_num_threads(size_t threads) {
     et_error* error = nullptr;
-    check(et_threadpool_set_size(threads, &error), error);
+    int32_t status = et_threadpool_set_size(threads, &error);
+    check(status, error);
   }
 
  private:

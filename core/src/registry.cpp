@@ -329,8 +329,7 @@ et_error* Registry::load_all() {
   return first;
 }
 
-PluginRecord* Registry::next_candidate(int32_t kind, const std::string& name) {
-  std::shared_lock lock(mutex_);
+PluginRecord* Registry::next_candidate_locked(int32_t kind, const std::string& name) {
   PluginRecord* best = nullptr;
   for (auto& record : plugins_) {
     if (record->state.load() != ET_PLUGIN_DECLARED || !record->declares(kind, name)) continue;
@@ -343,21 +342,31 @@ PluginRecord* Registry::next_candidate(int32_t kind, const std::string& name) {
   return nullptr;
 }
 
+bool Registry::lookup_locked(int32_t kind, const std::string& name, Provider* out) {
+  auto found = providers_[kind].find(name);
+  if (found == providers_[kind].end() || found->second.empty()) return false;
+  // The generic provider serves plain lookups; dtype variants are asked for by variant.
+  auto generic = std::find_if(found->second.begin(), found->second.end(),
+                              [](const Provider& p) { return p.variant.empty(); });
+  *out = generic != found->second.end() ? *generic : found->second.front();
+  return true;
+}
+
 et_error* Registry::find(int32_t kind, const std::string& name, Provider* out) {
+  {
+    std::shared_lock lock(mutex_);
+    if (lookup_locked(kind, name, out)) return nullptr;
+  }
+  ensure_discovered();
   for (;;) {
+    PluginRecord* candidate = nullptr;
     {
+      // One lock for both questions: a plugin commits its providers and leaves
+      // DECLARED atomically, so a miss here cannot race with its loading.
       std::shared_lock lock(mutex_);
-      auto found = providers_[kind].find(name);
-      if (found != providers_[kind].end() && !found->second.empty()) {
-        // The generic provider serves plain lookups; dtype variants are asked for by variant.
-        auto generic = std::find_if(found->second.begin(), found->second.end(),
-                                    [](const Provider& p) { return p.variant.empty(); });
-        *out = generic != found->second.end() ? *generic : found->second.front();
-        return nullptr;
-      }
+      if (lookup_locked(kind, name, out)) return nullptr;
+      candidate = next_candidate_locked(kind, name);
     }
-    ensure_discovered();
-    PluginRecord* candidate = next_candidate(kind, name);
     if (candidate == nullptr) return not_found(kind, name);
     // Each pass moves one plugin out of DECLARED, so the loop ends.
     et_error_destroy(load(candidate));

@@ -103,7 +103,8 @@ class Registry {
   Registry() = default;
   PluginRecord* add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not);
   PluginRecord* find_record_by_library_locked(const std::string& real_path);
-  PluginRecord* next_candidate(int32_t kind, const std::string& name);
+  PluginRecord* next_candidate_locked(int32_t kind, const std::string& name);
+  bool lookup_locked(int32_t kind, const std::string& name, Provider* out);
   et_error* load(PluginRecord* plugin);
   void commit_locked(PluginRecord* plugin);
   void add_directory(const std::string& dir, int32_t source, bool accept_drop_ins);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <barrier>
+#include <mutex>
 #include <thread>
 
 #include "etrt/etrt.hpp"
@@ -50,16 +51,24 @@ TEST(LazyLoading, SixteenThreadsLookingUpOneNameLoadItOnce) {
   constexpr int kThreads = 16;
   std::barrier start(kThreads);
   std::atomic<int> found{0};
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&] {
       start.arrive_and_wait();
       et_kernel_descriptor kernel{};
-      if (et_find_kernel("test::concurrent_op", &kernel, nullptr) == ET_OK && kernel.fn != nullptr) ++found;
+      std::string error = error_of([&](et_error** e) { return et_find_kernel("test::concurrent_op", &kernel, e); });
+      if (error.empty() && kernel.fn != nullptr) {
+        ++found;
+      } else {
+        std::lock_guard lock(errors_mutex);
+        errors.push_back(error);
+      }
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(found.load(), kThreads);
+  EXPECT_EQ(found.load(), kThreads) << ::testing::PrintToString(errors);
   EXPECT_EQ(plugin_named("test_concurrent").load_count, 1u);
   EXPECT_EQ(call_reporting_kernel("test::concurrent_op"), 1);  // the plugin's own count of init calls
   EXPECT_EQ(mapped_files_containing("libetrt_test_concurrent").size(), 1u);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../../threadpool/threadpool.h"
+#include "etrt/plugin.hpp"
 #include "error.h"
 #include "logging.h"
 #include "named_data.h"
@@ -180,15 +181,7 @@ void service_release(et_service_lease* lease) { ThreadPool::instance().release(l
 
 }  // namespace
 
-size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case ET_DTYPE_UINT8: case ET_DTYPE_INT8: case ET_DTYPE_BOOL: return 1;
-    case ET_DTYPE_INT16: case ET_DTYPE_FLOAT16: case ET_DTYPE_BFLOAT16: return 2;
-    case ET_DTYPE_INT32: case ET_DTYPE_FLOAT32: return 4;
-    case ET_DTYPE_INT64: case ET_DTYPE_FLOAT64: return 8;
-    default: return 0;
-  }
-}
+size_t dtype_size(int32_t dtype) { return etrt::plugin::element_size(dtype); }
 
 const et_host_api* host_api() {
   static const et_host_api table = {

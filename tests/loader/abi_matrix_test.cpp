@@ -15,13 +15,6 @@ using namespace etrt_test;
 
 namespace {
 
-etrt::PluginInfo plugin_named(const std::string& name) {
-  for (const auto& plugin : etrt::Runtime::get().plugins())
-    if (plugin.name == name) return plugin;
-  ADD_FAILURE() << "no plugin named " << name;
-  return {};
-}
-
 TEST(AbiMatrix, OlderMinorLoadsWithItsSmallerStructs) {
   etrt::Runtime::get().load_plugin(manifest_path("old_minor"));
   auto plugin = plugin_named("test_old_minor");

@@ -20,13 +20,6 @@ using namespace etrt_test;
 
 namespace {
 
-etrt::PluginInfo plugin_named(const std::string& name) {
-  for (const auto& plugin : etrt::Runtime::get().plugins())
-    if (plugin.name == name) return plugin;
-  ADD_FAILURE() << "no plugin named " << name;
-  return {};
-}
-
 // Plugins are the files called libetrt_<name>.so.N; libetrt itself has no '_'.
 const char* kPluginMarker = "/libetrt_";
 

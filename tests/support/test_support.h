@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "etrt/etrt.h"
+#include "etrt/etrt.hpp"
+#include <gtest/gtest.h>
 
 namespace etrt_test {
 
@@ -99,6 +100,14 @@ std::string error_of(Call&& call) {
   std::string message = error ? et_error_message(error) : "(no error object)";
   et_error_destroy(error);
   return message;
+}
+
+// The record of the plugin called `name`; a test failure if there is none.
+inline etrt::PluginInfo plugin_named(const std::string& name) {
+  for (const auto& plugin : etrt::Runtime::get().plugins())
+    if (plugin.name == name) return plugin;
+  ADD_FAILURE() << "no plugin named " << name;
+  return {};
 }
 
 }  // namespace etrt_test

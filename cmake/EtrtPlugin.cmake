@@ -1,4 +1,4 @@
-# etrt_add_plugin(NAME <name> SOURCES <...> [VERSION <v>] [MANIFEST <template>] [OUTPUT_DIR <dir>]
+# etrt_add_plugin(NAME <name> SOURCES <...> [VERSION <v>] [MANIFEST <template>] [OPERATOR_LIST <file>] [OUTPUT_DIR <dir>]
 #                 [MANIFEST_DIR <dir>] [LINK <libs...>] [EXPORT_MAP <file>] [NO_INSTALL])
 #
 # Builds a plugin the one way every plugin is built: a MODULE (never linked
@@ -18,7 +18,7 @@ endif()
 set(ETRT_WRITE_MANIFEST_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/write_manifest.cmake)
 
 function(etrt_add_plugin)
-  cmake_parse_arguments(P "NO_INSTALL" "NAME;VERSION;MANIFEST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "NAME;VERSION;MANIFEST;OPERATOR_LIST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
   if(NOT P_VERSION)
     set(P_VERSION "${PROJECT_VERSION}")
   endif()
@@ -43,6 +43,7 @@ function(etrt_add_plugin)
     set(P_EXPORT_MAP ${ETRT_PLUGIN_EXPORT_MAP})
   endif()
   set(target etrt_plugin_${P_NAME})
+  set(manifest_inputs ${P_MANIFEST} ${P_OPERATOR_LIST})
   set(file_name libetrt_${P_NAME}.so.${ETRT_ABI_MAJOR})
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE etrt::plugin_api ${P_LINK})
@@ -53,13 +54,14 @@ function(etrt_add_plugin)
     PREFIX "" OUTPUT_NAME "libetrt_${P_NAME}" SUFFIX ".so.${ETRT_ABI_MAJOR}"
     LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
-    LINK_DEPENDS ${P_EXPORT_MAP})
+    # Relinking reruns the POST_BUILD step, so the manifest follows its inputs.
+    LINK_DEPENDS "${P_EXPORT_MAP};${manifest_inputs}")
   if(P_MANIFEST)
     file(RELATIVE_PATH library_rel ${P_MANIFEST_DIR} ${P_OUTPUT_DIR}/${file_name})
     add_custom_command(TARGET ${target} POST_BUILD
       COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${P_MANIFEST} -DOUTPUT=${P_MANIFEST_DIR}/${P_NAME}.json
               -DLIBRARY=$<TARGET_FILE:${target}> -DLIBRARY_REL=${library_rel}
-              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION}
+              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
               -P ${ETRT_WRITE_MANIFEST_SCRIPT}
       VERBATIM)
   endif()
@@ -72,7 +74,7 @@ function(etrt_add_plugin)
         -DOUTPUT=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/manifests/${P_NAME}.json
         -DLIBRARY=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/plugins/${file_name}
         -DLIBRARY_REL=../plugins/${file_name}
-        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION}
+        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
         -P ${ETRT_WRITE_MANIFEST_SCRIPT} COMMAND_ERROR_IS_FATAL ANY)")
     endif()
   endif()

@@ -183,8 +183,11 @@ typedef struct et_value {
 
 /* ------------------------------------------------------------------ kernels */
 
-/* Runs one instruction. args: borrowed, the instruction's arguments in schema
- * order (out-variant: outputs last). Returns NULL or an error. */
+/* Runs one instruction. args: borrowed, the instruction's arguments exactly as
+ * the program lists them: every schema argument in order (out arguments last),
+ * then the return value(s) -- for a single-output out variant the out tensor
+ * appears twice; several outputs are followed by a TensorList of them.
+ * Returns NULL or an error. */
 typedef et_error* (*et_kernel_fn)(void* user_data, et_exec_context* ctx,
                                   et_value* const* args, size_t nargs);
 

@@ -126,11 +126,10 @@ et_error* scalar_value(const char* op, const et_value* value, float* out) {
   return nullptr;
 }
 
-}  // namespace
-
+// Arguments as the program lists them: schema arguments, then the return value.
 et_error* add_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
   constexpr const char* op = "aten::add.out";
-  if (et_error* e = plugin::expect_args(host, op, nargs, 4)) return e;
+  if (et_error* e = plugin::expect_args(host, op, nargs, 5)) return e;
   for (size_t i : {0, 1, 3})
     if (et_error* e = plugin::expect_tensor(host, op, args, i)) return e;
   float alpha = 1.0f;
@@ -140,10 +139,19 @@ et_error* add_out(void*, et_exec_context*, et_value* const* args, size_t nargs) 
 
 et_error* mul_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
   constexpr const char* op = "aten::mul.out";
-  if (et_error* e = plugin::expect_args(host, op, nargs, 3)) return e;
+  if (et_error* e = plugin::expect_args(host, op, nargs, 4)) return e;
   for (size_t i : {0, 1, 2})
     if (et_error* e = plugin::expect_tensor(host, op, args, i)) return e;
   return run_binary<BinaryOp::Mul>(op, *args[0]->tensor, *args[1]->tensor, 1.0f, *args[2]->tensor);
 }
+
+constexpr KernelEntry kKernels[] = {
+    {"aten::add.out", add_out},
+    {"aten::mul.out", mul_out},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> binary_elementwise_kernels() { return kKernels; }
 
 }  // namespace etrt::kernels

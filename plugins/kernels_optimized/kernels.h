@@ -1,5 +1,8 @@
-// Kernel functions of the kernels_optimized plugin, and the host they use.
+// The kernels_optimized plugin: each kernel family contributes a table of
+// (operator name, function); plugin_entry.cpp registers every table.
 #pragma once
+
+#include <span>
 
 #include "etrt/plugin.hpp"
 
@@ -8,7 +11,12 @@ namespace etrt::kernels {
 // Bound once in init; a plain pointer-sized object, so no static initialiser.
 extern etrt::plugin::Host host;
 
-et_error* add_out(void* user_data, et_exec_context* ctx, et_value* const* args, size_t nargs);
-et_error* mul_out(void* user_data, et_exec_context* ctx, et_value* const* args, size_t nargs);
+struct KernelEntry {
+  const char* name;  // "aten::add.out"
+  et_kernel_fn fn;
+};
+
+// One function per family, defined in that family's file.
+std::span<const KernelEntry> binary_elementwise_kernels();
 
 }  // namespace etrt::kernels

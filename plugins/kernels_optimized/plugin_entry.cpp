@@ -7,20 +7,17 @@ etrt::plugin::Host host;
 
 namespace {
 
-struct KernelEntry {
-  const char* name;
-  et_kernel_fn fn;
-};
-
-constexpr KernelEntry kKernels[] = {
-    {"aten::add.out", add_out},
-    {"aten::mul.out", mul_out},
+// Every family's table; a family is added here and in operators.txt.
+constexpr std::span<const KernelEntry> (*kFamilies[])() = {
+    binary_elementwise_kernels,
 };
 
 et_error* init(const et_host_api* api, et_plugin_handle* self) {
   host.bind(api, self);
-  for (const KernelEntry& kernel : kKernels) {
-    if (et_error* error = host.register_kernel(kernel.name, kernel.fn)) return error;
+  for (auto family : kFamilies) {
+    for (const KernelEntry& kernel : family()) {
+      if (et_error* error = host.register_kernel(kernel.name, kernel.fn)) return error;
+    }
   }
   return nullptr;
 }

@@ -36,8 +36,8 @@ int main() {
     std::fprintf(stderr, "as_needed_host: %s\n", et_error_message(error));
     return 1;
   }
-  et_value* args[] = {&va, &vb, &valpha, &vout};
-  if (et_error* failed = kernel.fn(kernel.user_data, nullptr, args, 4)) {
+  et_value* args[] = {&va, &vb, &valpha, &vout, &vout};
+  if (et_error* failed = kernel.fn(kernel.user_data, nullptr, args, 5)) {
     std::fprintf(stderr, "as_needed_host: %s\n", et_error_message(failed));
     return 1;
   }

@@ -7,68 +7,15 @@
 #include <random>
 #include <vector>
 
-#include "etrt/etrt.hpp"
-#include "test_support.h"
+#include "kernel_test_support.h"
 
 using ::testing::HasSubstr;
 
 namespace {
 
-struct Tensor {
-  std::vector<float> data;
-  std::vector<int64_t> sizes, strides;
-  std::vector<uint8_t> order;
-  et_tensor t{};
-  et_value v{};
-
-  Tensor(std::vector<int64_t> shape, size_t capacity = 0, int32_t dynamism = ET_SHAPE_STATIC)
-      : sizes(std::move(shape)), strides(sizes.size()), order(sizes.size()) {
-    size_t n = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      strides[i] = static_cast<int64_t>(n);
-      n *= static_cast<size_t>(sizes[i]);
-      order[i] = static_cast<uint8_t>(i);
-    }
-    data.resize(std::max(n, capacity));
-    std::mt19937 rng(static_cast<unsigned>(n * 7 + sizes.size()));
-    std::uniform_real_distribution<float> dist(-2, 2);
-    for (float& x : data) x = dist(rng);
-    t.struct_size = sizeof t;
-    t.dtype = ET_DTYPE_FLOAT32;
-    t.rank = static_cast<int32_t>(sizes.size());
-    t.sizes = sizes.data();
-    t.strides = strides.data();
-    t.dim_order = order.data();
-    t.data = data.data();
-    t.nbytes = n * sizeof(float);
-    t.capacity_bytes = data.size() * sizeof(float);
-    t.dynamism = dynamism;
-    v.struct_size = sizeof v;
-    v.tag = ET_VALUE_TENSOR;
-    v.tensor = &t;
-  }
-  float at(const std::vector<int64_t>& index) const {
-    int64_t offset = 0;
-    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
-    return data[static_cast<size_t>(offset)];
-  }
-};
-
-et_value scalar(int64_t x) {
-  et_value v{};
-  v.struct_size = sizeof v;
-  v.tag = ET_VALUE_INT;
-  v.as_int = x;
-  return v;
-}
-
-std::string run(const char* op, std::vector<et_value*> args) {
-  et_kernel_descriptor kernel = etrt::Runtime::get().find_kernel(op);
-  et_error* error = kernel.fn(kernel.user_data, nullptr, args.data(), args.size());
-  std::string message = error ? et_error_message(error) : "";
-  et_error_destroy(error);
-  return message;
-}
+using etrt_test::Tensor;
+using etrt_test::run_kernel;
+using etrt_test::scalar;
 
 // Reference: out[i] = a[bcast(i)] (+ alpha *|*) b[bcast(i)] in double.
 void expect_matches(const Tensor& a, const Tensor& b, const Tensor& out, bool add, double alpha) {
@@ -97,30 +44,30 @@ void expect_matches(const Tensor& a, const Tensor& b, const Tensor& out, bool ad
 TEST(BinaryElementwise, AddSameShapeLargeRunsInParallelAndMatches) {
   Tensor a({1024, 1025}), b({1024, 1025}), out({1024, 1025});
   et_value alpha = scalar(1);
-  ASSERT_EQ(run("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
   expect_matches(a, b, out, true, 1.0);
 }
 
 TEST(BinaryElementwise, AddBroadcastsWithAlpha) {
   Tensor a({2, 3}), b({3}), out({2, 3});
   et_value alpha = scalar(2);
-  ASSERT_EQ(run("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
   expect_matches(a, b, out, true, 2.0);
 }
 
 TEST(BinaryElementwise, MulBroadcastsBothWays) {
   Tensor a({4, 1, 3}), b({5, 1}), out({4, 5, 3});
-  ASSERT_EQ(run("aten::mul.out", {&a.v, &b.v, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::mul.out", {&a.v, &b.v, &out.v}), "");
   expect_matches(a, b, out, false, 1.0);
 }
 
 TEST(BinaryElementwise, RankZeroAndEmpty) {
   Tensor a({}), b({}), out({});
-  ASSERT_EQ(run("aten::mul.out", {&a.v, &b.v, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::mul.out", {&a.v, &b.v, &out.v}), "");
   EXPECT_FLOAT_EQ(out.data[0], a.data[0] * b.data[0]);
   Tensor e1({0, 3}), e2({0, 3}), eout({0, 3});
   et_value alpha = scalar(1);
-  EXPECT_EQ(run("aten::add.out", {&e1.v, &e2.v, &alpha, &eout.v}), "");
+  EXPECT_EQ(run_kernel("aten::add.out", {&e1.v, &e2.v, &alpha, &eout.v}), "");
 }
 
 TEST(BinaryElementwise, StridedInputIsReadThroughItsStrides) {
@@ -128,14 +75,14 @@ TEST(BinaryElementwise, StridedInputIsReadThroughItsStrides) {
   Tensor a({3, 2}), b({3, 2}), out({3, 2});
   b.strides = {1, 3};
   b.t.strides = b.strides.data();
-  ASSERT_EQ(run("aten::mul.out", {&a.v, &b.v, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::mul.out", {&a.v, &b.v, &out.v}), "");
   expect_matches(a, b, out, false, 1.0);
 }
 
 TEST(BinaryElementwise, DynamicOutputIsResizedWithinCapacity) {
   Tensor a({2, 3}), b({2, 3}), out({1, 1}, 16, ET_SHAPE_DYNAMIC_BOUND);
   et_value alpha = scalar(1);
-  ASSERT_EQ(run("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
+  ASSERT_EQ(run_kernel("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), "");
   EXPECT_EQ(out.sizes, (std::vector<int64_t>{2, 3}));
   expect_matches(a, b, out, true, 1.0);
 }
@@ -143,14 +90,14 @@ TEST(BinaryElementwise, DynamicOutputIsResizedWithinCapacity) {
 TEST(BinaryElementwise, Rejections) {
   Tensor a({2, 3}), b({4}), out({2, 3});
   et_value alpha = scalar(1);
-  EXPECT_THAT(run("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), HasSubstr("are not broadcastable"));
+  EXPECT_THAT(run_kernel("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), HasSubstr("are not broadcastable"));
   Tensor c({2, 3}), wrong_out({3, 3});
-  EXPECT_THAT(run("aten::mul.out", {&a.v, &c.v, &wrong_out.v}), HasSubstr("static shape"));
+  EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &c.v, &wrong_out.v}), HasSubstr("static shape"));
   Tensor i({2, 3});
   i.t.dtype = ET_DTYPE_INT64;
-  EXPECT_THAT(run("aten::mul.out", {&a.v, &i.v, &out.v}), HasSubstr("dtype int64 is not supported"));
-  EXPECT_THAT(run("aten::mul.out", {&a.v, &c.v}), HasSubstr("expected 3 arguments, got 2"));
-  EXPECT_THAT(run("aten::add.out", {&a.v, &c.v, &a.v, &out.v}), HasSubstr("alpha must be a scalar"));
+  EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &i.v, &out.v}), HasSubstr("dtype int64 is not supported"));
+  EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &c.v}), HasSubstr("expected 4 arguments, got 3"));
+  EXPECT_THAT(run_kernel("aten::add.out", {&a.v, &c.v, &a.v, &out.v}), HasSubstr("alpha must be a scalar"));
 }
 
 }  // namespace

@@ -1,11 +1,22 @@
 # Fills a manifest template: @LIBRARY_REL@ (path relative to the manifest),
 # @SHA256@ (of the built library), @ABI_MAJOR@, @ABI_MINOR@, @VERSION@, and
-# @OPERATORS_JSON@ from OPERATOR_LIST (a file with one operator per line;
-# blank lines and '#' comments ignored).
+# @OPERATORS_JSON@ from OPERATOR_LIST (a file with one operator per line, or a
+# directory of such *.txt files read in sorted order; blank lines and '#'
+# comments ignored).
 file(SHA256 ${LIBRARY} SHA256)
 set(OPERATORS_JSON "")
 if(OPERATOR_LIST)
-  file(STRINGS ${OPERATOR_LIST} _lines)
+  if(IS_DIRECTORY ${OPERATOR_LIST})
+    file(GLOB _files ${OPERATOR_LIST}/*.txt)
+    list(SORT _files)
+  else()
+    set(_files ${OPERATOR_LIST})
+  endif()
+  set(_lines "")
+  foreach(_file IN LISTS _files)
+    file(STRINGS ${_file} _file_lines)
+    list(APPEND _lines ${_file_lines})
+  endforeach()
   foreach(_line IN LISTS _lines)
     string(STRIP "${_line}" _line)
     if(_line STREQUAL "" OR _line MATCHES "^#")

@@ -18,5 +18,7 @@ struct KernelEntry {
 
 // One function per family, defined in that family's file.
 std::span<const KernelEntry> binary_elementwise_kernels();
+std::span<const KernelEntry> linalg_kernels();
+std::span<const KernelEntry> pointwise_kernels();
 
 }  // namespace etrt::kernels

@@ -1,0 +1,2 @@
+# Sources of the matrix multiplication, convolution, pooling and normalisation kernels.
+set(KERNELS_LINALG_SOURCES linalg_table.cpp)

@@ -1,0 +1,1 @@
+# Tests of the linear algebra kernel family: etrt_kernel_test(<name> <sources>).

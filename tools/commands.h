@@ -2,3 +2,5 @@
 #pragma once
 
 int run_plugins_command(int argc, char** argv);
+int run_run_command(int argc, char** argv);
+int run_inspect_command(int argc, char** argv);

@@ -12,6 +12,11 @@ void print_usage(FILE* stream) {
                "usage: etrt <command> [options]\n"
                "\n"
                "commands:\n"
+               "  run MODEL.pte [--method NAME] [--input FILE.npy ...] [--iterations N] [--output-dir DIR]\n"
+               "      run a method; print its outputs, latency and the plugins that served it\n"
+               "  inspect MODEL.pte\n"
+               "      list methods, inputs/outputs, operators and delegates, and which plugin\n"
+               "      would serve each (nothing is run or loaded)\n"
                "  plugins [--json] [--load-all] [--manifest PATH]...\n"
                "      list manifests, plugins (loaded or not), what each provides, and the\n"
                "      loader's decisions\n"
@@ -27,6 +32,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (std::strcmp(argv[1], "plugins") == 0) return run_plugins_command(argc - 2, argv + 2);
+  if (std::strcmp(argv[1], "run") == 0) return run_run_command(argc - 2, argv + 2);
+  if (std::strcmp(argv[1], "inspect") == 0) return run_inspect_command(argc - 2, argv + 2);
   if (std::strcmp(argv[1], "version") == 0) {
     uint32_t major = 0, min_minor = 0, max_minor = 0;
     et_host_abi_version(&major, &min_minor, &max_minor);

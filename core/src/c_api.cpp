@@ -7,6 +7,7 @@
 #include "error.h"
 #include "etrt/etrt.h"
 #include "host_api.h"
+#include "program/prim_ops.h"
 #include "registry.h"
 #include "report_json.h"
 #include "version.h"
@@ -130,6 +131,15 @@ int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** e
   if (status == ET_OK && out != nullptr) *out = provider.tracer;
   return status;
 }
+
+int32_t et_registry_planned_provider(int32_t kind, const char* name, et_plugin_record* out) {
+  if (name == nullptr || kind < 0 || kind > 2 || !fits(out)) return ET_ERR_INVALID_ARGUMENT;
+  int64_t index = Registry::instance().planned_provider(kind, name);
+  if (index < 0) return ET_ERR_NOT_FOUND;
+  return Registry::instance().describe(static_cast<size_t>(index), out) ? ET_OK : ET_ERR_NOT_FOUND;
+}
+
+int32_t et_operator_is_builtin(const char* name) { return name != nullptr && etrt::find_prim_op(name) != nullptr; }
 
 char* et_report_json(void) {
   std::string text = etrt::report_json();

@@ -444,6 +444,22 @@ bool Registry::describe(size_t index, et_plugin_record* out) {
   return true;
 }
 
+int64_t Registry::planned_provider(int32_t kind, const std::string& name) {
+  ensure_discovered();
+  std::shared_lock lock(mutex_);
+  Provider provider;
+  const PluginRecord* chosen = lookup_locked(kind, name, &provider) ? provider.plugin : nullptr;
+  if (chosen == nullptr) {
+    for (auto& record : plugins_) {
+      if (record->state.load() == ET_PLUGIN_FAILED || !record->declares(kind, name)) continue;
+      if (chosen == nullptr || record->priority > chosen->priority) chosen = record.get();
+    }
+  }
+  for (size_t i = 0; chosen != nullptr && i < plugins_.size(); ++i)
+    if (plugins_[i].get() == chosen) return static_cast<int64_t>(i);
+  return -1;
+}
+
 std::vector<std::pair<Provider, std::string>> Registry::entries(int32_t kind) {
   std::shared_lock lock(mutex_);
   std::vector<std::pair<Provider, std::string>> out;

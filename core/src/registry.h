@@ -89,6 +89,8 @@ class Registry {
   std::vector<PluginRecord*> plugins();
   // Fills a C record with strings that stay valid until exit. False if out of range.
   bool describe(size_t index, et_plugin_record* out);
+  // Index of the plugin that would serve `name` without loading anything, or -1.
+  int64_t planned_provider(int32_t kind, const std::string& name);
   std::vector<std::pair<Provider, std::string>> entries(int32_t kind);  // with loser reasons
   std::vector<std::pair<std::string, std::string>> rejections();
   std::vector<std::string> manifests();

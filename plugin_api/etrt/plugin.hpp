@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "etrt/plugin_api.h"
 
@@ -81,9 +82,10 @@ class Host {
   // Runs fn(begin, end) over [0, range) on the host's pool.
   template <typename Fn>
   void parallel_for(size_t range, size_t grain, Fn&& fn) const {
+    using Body = std::remove_reference_t<Fn>;
     api_->parallel_for(range, grain,
-                       [](void* context, size_t begin, size_t end) { (*static_cast<Fn*>(context))(begin, end); },
-                       &fn);
+                       [](void* context, size_t begin, size_t end) { (*static_cast<Body*>(context))(begin, end); },
+                       const_cast<void*>(static_cast<const void*>(&fn)));
   }
   et_error* register_kernel(const char* name, et_kernel_fn fn, void* user_data = nullptr) const {
     et_kernel_descriptor kernel{};

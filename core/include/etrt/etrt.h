@@ -134,10 +134,80 @@ ET_API int32_t et_find_kernel(const char* name, et_kernel_descriptor* out, et_er
 ET_API int32_t et_find_backend(const char* id, et_backend_descriptor* out, et_error** error);
 ET_API int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** error);
 
+/* Without loading anything: which plugin would serve `name` -- the registered
+ * winner, else the highest-priority declared plugin whose manifest lists it.
+ * ET_ERR_NOT_FOUND when none would. */
+ET_API int32_t et_registry_planned_provider(int32_t kind, const char* name, et_plugin_record* out);
+/* 1 when `name` is an operator built into the executor (aten::sym_size.int,
+ * executorch_prim::*), which no plugin needs to provide. */
+ET_API int32_t et_operator_is_builtin(const char* name);
+
 /* The whole loader/registry state as JSON (what `etrt plugins --json` prints).
  * Caller frees with et_string_free. */
 ET_API char* et_report_json(void);
 ET_API void et_string_free(char* text);
+
+/* ---------------------------------------------------------------- programs */
+
+/* A loaded, fully verified .pte program. Methods keep their program alive, so
+ * destroying a program while its methods run is safe. */
+typedef struct et_program et_program;
+typedef struct et_method et_method;
+
+/* Reads and verifies a .pte (flatbuffer verifier plus bounds checks of every
+ * index, offset and size). Loads no plugin. */
+ET_API int32_t et_program_load_file(const char* path, et_program** out, et_error** error);
+/* Copies the bytes. `origin` names the program in errors (may be NULL). */
+ET_API int32_t et_program_load_bytes(const void* data, size_t size, const char* origin, et_program** out,
+                                     et_error** error);
+ET_API void et_program_destroy(et_program* program); /* accepts NULL */
+ET_API size_t et_program_method_count(const et_program* program);
+ET_API const char* et_program_method_name(const et_program* program, size_t index); /* lives with the program */
+
+/* What a method's input or output is, from the program alone. */
+typedef struct et_value_info {
+  size_t struct_size;
+  int32_t tag;                      /* et_value_tag */
+  int32_t dtype;                    /* tensors */
+  int32_t rank;
+  int32_t dynamism;                 /* et_shape_dynamism */
+  int64_t sizes[ET_MAX_RANK];       /* the upper bound for dynamic shapes */
+  uint8_t dim_order[ET_MAX_RANK];
+  size_t nbytes;                    /* at the upper bound */
+} et_value_info;
+
+typedef struct et_method_info {
+  size_t struct_size;
+  size_t num_inputs;
+  size_t num_outputs;
+  size_t num_operators;
+  size_t num_delegates;
+  size_t num_instructions;
+  size_t num_planned_buffers;       /* memory ids 1..N */
+  uint64_t planned_bytes;           /* sum of the planned buffers' sizes */
+} et_method_info;
+
+ET_API int32_t et_program_method_info(const et_program* program, const char* method, et_method_info* out,
+                                      et_error** error);
+ET_API int32_t et_program_io_info(const et_program* program, const char* method, int32_t is_output, size_t index,
+                                  et_value_info* out, et_error** error);
+/* "aten::add.out"; NULL when out of range. Strings live until exit. */
+ET_API const char* et_program_operator_name(const et_program* program, const char* method, size_t index);
+ET_API const char* et_program_delegate_id(const et_program* program, const char* method, size_t index);
+
+/* Resolves every operator and backend (loading the plugins that provide
+ * them) and initialises delegates; fails naming everything missing. */
+ET_API int32_t et_method_load(et_program* program, const char* name, et_method** out, et_error** error);
+ET_API void et_method_destroy(et_method* method); /* accepts NULL */
+ET_API size_t et_method_input_count(const et_method* method);
+ET_API size_t et_method_output_count(const et_method* method);
+/* Tensor inputs are copied into planned memory; an input the program does not
+ * plan is aliased, and its data must outlive et_method_execute. Checks dtype,
+ * rank and shape against the program. */
+ET_API int32_t et_method_set_input(et_method* method, size_t index, const et_value* value, et_error** error);
+ET_API int32_t et_method_execute(et_method* method, et_error** error);
+/* Valid until the next execute or destroy. NULL when out of range. */
+ET_API const et_value* et_method_output(const et_method* method, size_t index);
 
 /* -------------------------------------------------------------- threadpool */
 

@@ -162,4 +162,107 @@ class Runtime {
   Runtime() = default;
 };
 
+// A method of a loaded program. Move-only; keeps its program alive.
+class Method {
+ public:
+  Method(Method&&) noexcept = default;
+  Method& operator=(Method&&) noexcept = default;
+
+  size_t num_inputs() const { return et_method_input_count(handle_.get()); }
+  size_t num_outputs() const { return et_method_output_count(handle_.get()); }
+  void set_input(size_t index, const et_value& value) {
+    et_error* error = nullptr;
+    int32_t status = et_method_set_input(handle_.get(), index, &value, &error);
+    check(status, error);
+  }
+  void set_input(size_t index, et_tensor& tensor) {
+    et_value value{};
+    value.struct_size = sizeof value;
+    value.tag = ET_VALUE_TENSOR;
+    value.tensor = &tensor;
+    set_input(index, value);
+  }
+  void execute() {
+    et_error* error = nullptr;
+    int32_t status = et_method_execute(handle_.get(), &error);
+    check(status, error);
+  }
+  // Valid until the next execute().
+  const et_value& output(size_t index) const {
+    const et_value* value = et_method_output(handle_.get(), index);
+    if (value == nullptr) throw Error(ET_ERR_INVALID_ARGUMENT, "output " + std::to_string(index) + " out of range");
+    return *value;
+  }
+
+ private:
+  friend class Program;
+  explicit Method(et_method* handle) : handle_(handle, et_method_destroy) {}
+  std::unique_ptr<et_method, void (*)(et_method*)> handle_;
+};
+
+// A loaded, verified .pte. Copies share the program.
+class Program {
+ public:
+  static Program load(const std::string& path) {
+    et_program* handle = nullptr;
+    et_error* error = nullptr;
+    int32_t status = et_program_load_file(path.c_str(), &handle, &error);
+    check(status, error);
+    return Program(handle);
+  }
+  static Program load_bytes(const void* data, size_t size, const std::string& origin = "(program bytes)") {
+    et_program* handle = nullptr;
+    et_error* error = nullptr;
+    int32_t status = et_program_load_bytes(data, size, origin.c_str(), &handle, &error);
+    check(status, error);
+    return Program(handle);
+  }
+
+  std::vector<std::string> method_names() const {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < et_program_method_count(handle_.get()); ++i)
+      names.emplace_back(et_program_method_name(handle_.get(), i));
+    return names;
+  }
+  et_method_info method_info(const std::string& method) const {
+    et_method_info info{};
+    info.struct_size = sizeof info;
+    et_error* error = nullptr;
+    int32_t status = et_program_method_info(handle_.get(), method.c_str(), &info, &error);
+    check(status, error);
+    return info;
+  }
+  et_value_info io_info(const std::string& method, bool output, size_t index) const {
+    et_value_info info{};
+    info.struct_size = sizeof info;
+    et_error* error = nullptr;
+    int32_t status = et_program_io_info(handle_.get(), method.c_str(), output ? 1 : 0, index, &info, &error);
+    check(status, error);
+    return info;
+  }
+  std::vector<std::string> operators(const std::string& method) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; const char* name = et_program_operator_name(handle_.get(), method.c_str(), i); ++i)
+      out.emplace_back(name);
+    return out;
+  }
+  std::vector<std::string> delegates(const std::string& method) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; const char* id = et_program_delegate_id(handle_.get(), method.c_str(), i); ++i)
+      out.emplace_back(id);
+    return out;
+  }
+  Method load_method(const std::string& name) const {
+    et_method* method = nullptr;
+    et_error* error = nullptr;
+    int32_t status = et_method_load(handle_.get(), name.c_str(), &method, &error);
+    check(status, error);
+    return Method(method);
+  }
+
+ private:
+  explicit Program(et_program* handle) : handle_(handle, et_program_destroy) {}
+  std::shared_ptr<et_program> handle_;
+};
+
 }  // namespace etrt

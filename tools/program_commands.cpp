@@ -1,0 +1,269 @@
+// `etrt run` and `etrt inspect`: run a method of a .pte, or describe it
+// (and which plugin would serve each operator) without running anything.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "etrt/etrt.hpp"
+#include "etrt/plugin.hpp"
+#include "npy.h"
+
+namespace {
+
+using etrt::tools::NpyArray;
+
+std::string shape_text(const int64_t* sizes, int32_t rank) {
+  std::string s = "[";
+  for (int32_t i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+const char* dynamism_text(int32_t dynamism) {
+  return dynamism == ET_SHAPE_STATIC ? "static" : dynamism == ET_SHAPE_DYNAMIC_BOUND ? "dynamic (bound)" : "dynamic";
+}
+
+const char* tag_text(int32_t tag) {
+  switch (tag) {
+    case ET_VALUE_INT: return "int";
+    case ET_VALUE_BOOL: return "bool";
+    case ET_VALUE_DOUBLE: return "double";
+    case ET_VALUE_STRING: return "string";
+    case ET_VALUE_TENSOR: return "tensor";
+    default: return "none";
+  }
+}
+
+// Which plugin would serve a name, from the manifests, without loading it.
+std::string server_of(int32_t kind, const std::string& name, bool* missing) {
+  if (kind == ET_ENTRY_OPERATOR && et_operator_is_builtin(name.c_str())) return "etrt (built-in)";
+  et_plugin_record record{};
+  record.struct_size = sizeof record;
+  if (et_registry_planned_provider(kind, name.c_str(), &record) != ET_OK) {
+    *missing = true;
+    return "MISSING: no plugin provides it";
+  }
+  return std::string(record.name) + (record.state == ET_PLUGIN_LOADED ? " (loaded)" : "");
+}
+
+struct Options {
+  std::string model, method = "forward", output_dir;
+  std::vector<std::string> inputs;
+  int iterations = 10;
+};
+
+// Inputs the user did not give: deterministic values of the right shape
+// (the upper bound for dynamic shapes); integers are zero so indices stay valid.
+NpyArray generated_input(const et_value_info& info, unsigned seed) {
+  NpyArray array;
+  array.dtype = info.dtype;
+  array.shape.assign(info.sizes, info.sizes + info.rank);
+  array.data.assign(info.nbytes, 0);
+  if (info.dtype == ET_DTYPE_FLOAT32) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    auto* f = reinterpret_cast<float*>(array.data.data());
+    for (size_t i = 0; i < info.nbytes / 4; ++i) f[i] = dist(rng);
+  }
+  return array;
+}
+
+void print_summary(const et_value& value, size_t index) {
+  if (value.tag != ET_VALUE_TENSOR) {
+    if (value.tag == ET_VALUE_DOUBLE) std::printf("  output %zu: double %g\n", index, value.as_double);
+    else std::printf("  output %zu: %s %lld\n", index, tag_text(value.tag), static_cast<long long>(value.as_int));
+    return;
+  }
+  const et_tensor& t = *value.tensor;
+  size_t n = etrt::plugin::numel(t);
+  std::printf("  output %zu: %s %s", index, etrt::plugin::dtype_name(t.dtype), shape_text(t.sizes, t.rank).c_str());
+  if (t.dtype == ET_DTYPE_FLOAT32 && n > 0) {
+    const auto* f = static_cast<const float*>(t.data);
+    double lo = f[0], hi = f[0], sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      lo = std::min<double>(lo, f[i]);
+      hi = std::max<double>(hi, f[i]);
+      sum += f[i];
+    }
+    std::printf("  min %.6g max %.6g mean %.6g  first:", lo, hi, sum / static_cast<double>(n));
+    for (size_t i = 0; i < std::min<size_t>(n, 4); ++i) std::printf(" %.6g", f[i]);
+  } else if (t.dtype == ET_DTYPE_INT64 && n > 0) {
+    const auto* v = static_cast<const int64_t*>(t.data);
+    std::printf("  first:");
+    for (size_t i = 0; i < std::min<size_t>(n, 6); ++i) std::printf(" %lld", static_cast<long long>(v[i]));
+  }
+  std::printf("\n");
+}
+
+bool parse_options(int argc, char** argv, Options* options, const char* command) {
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (arg == "--method") {
+      const char* v = next();
+      if (!v) return false;
+      options->method = v;
+    } else if (arg == "--input") {
+      const char* v = next();
+      if (!v) return false;
+      options->inputs.push_back(v);
+    } else if (arg == "--iterations") {
+      const char* v = next();
+      if (!v || std::atoi(v) < 1) return false;
+      options->iterations = std::atoi(v);
+    } else if (arg == "--output-dir") {
+      const char* v = next();
+      if (!v) return false;
+      options->output_dir = v;
+    } else if (!arg.empty() && arg[0] != '-' && options->model.empty()) {
+      options->model = arg;
+    } else {
+      std::fprintf(stderr, "etrt %s: unexpected argument '%s'\n", command, arg.c_str());
+      return false;
+    }
+  }
+  return !options->model.empty();
+}
+
+}  // namespace
+
+int run_inspect_command(int argc, char** argv) {
+  Options options;
+  if (!parse_options(argc, argv, &options, "inspect")) {
+    std::fprintf(stderr, "usage: etrt inspect MODEL.pte\n");
+    return 2;
+  }
+  try {
+    etrt::Program program = etrt::Program::load(options.model);
+    bool missing = false;
+    std::printf("%s\n", options.model.c_str());
+    for (const std::string& method : program.method_names()) {
+      et_method_info info = program.method_info(method);
+      std::printf("\nmethod '%s': %zu instructions, %zu planned buffer(s), %llu bytes planned\n", method.c_str(),
+                  info.num_instructions, info.num_planned_buffers, static_cast<unsigned long long>(info.planned_bytes));
+      for (int out = 0; out < 2; ++out) {
+        size_t count = out ? info.num_outputs : info.num_inputs;
+        for (size_t i = 0; i < count; ++i) {
+          et_value_info v = program.io_info(method, out, i);
+          if (v.tag == ET_VALUE_TENSOR)
+            std::printf("  %s %zu: %s %s, %s\n", out ? "output" : "input", i, etrt::plugin::dtype_name(v.dtype),
+                        shape_text(v.sizes, v.rank).c_str(), dynamism_text(v.dynamism));
+          else
+            std::printf("  %s %zu: %s\n", out ? "output" : "input", i, tag_text(v.tag));
+        }
+      }
+      std::printf("  operators (%zu):\n", info.num_operators);
+      for (const std::string& op : program.operators(method))
+        std::printf("    %-48s %s\n", op.c_str(), server_of(ET_ENTRY_OPERATOR, op, &missing).c_str());
+      if (info.num_delegates > 0) {
+        std::printf("  delegates (%zu):\n", info.num_delegates);
+        for (const std::string& id : program.delegates(method))
+          std::printf("    %-48s %s\n", id.c_str(), server_of(ET_ENTRY_BACKEND, id, &missing).c_str());
+      }
+    }
+    if (missing) std::printf("\nSome operators or delegates have no provider: loading this program will fail.\n");
+    return missing ? 1 : 0;
+  } catch (const etrt::Error& error) {
+    std::fprintf(stderr, "etrt inspect: %s\n", error.what());
+    return 1;
+  }
+}
+
+int run_run_command(int argc, char** argv) {
+  Options options;
+  if (!parse_options(argc, argv, &options, "run")) {
+    std::fprintf(stderr,
+                 "usage: etrt run MODEL.pte [--method NAME] [--input FILE.npy ...] [--iterations N] [--output-dir DIR]\n");
+    return 2;
+  }
+  try {
+    etrt::Program program = etrt::Program::load(options.model);
+    et_method_info info = program.method_info(options.method);
+    auto load_start = std::chrono::steady_clock::now();
+    etrt::Method method = program.load_method(options.method);
+    double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+
+    if (!options.inputs.empty() && options.inputs.size() != info.num_inputs) {
+      std::fprintf(stderr, "etrt run: method '%s' takes %zu inputs, %zu given\n", options.method.c_str(),
+                   info.num_inputs, options.inputs.size());
+      return 1;
+    }
+    std::vector<NpyArray> arrays(info.num_inputs);
+    std::vector<std::vector<int64_t>> strides(info.num_inputs);
+    std::vector<et_tensor> tensors(info.num_inputs);
+    for (size_t i = 0; i < info.num_inputs; ++i) {
+      et_value_info v = program.io_info(options.method, false, i);
+      if (v.tag != ET_VALUE_TENSOR) {
+        std::fprintf(stderr, "etrt run: input %zu is a %s, which the command line cannot give\n", i, tag_text(v.tag));
+        return 1;
+      }
+      std::string error;
+      if (options.inputs.empty()) {
+        arrays[i] = generated_input(v, static_cast<unsigned>(i + 1));
+      } else if (!etrt::tools::read_npy(options.inputs[i], &arrays[i], &error)) {
+        std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+        return 1;
+      }
+      NpyArray& a = arrays[i];
+      strides[i].assign(a.shape.size(), 1);
+      for (size_t d = a.shape.size(); d-- > 1;) strides[i][d - 1] = strides[i][d] * std::max<int64_t>(a.shape[d], 1);
+      et_tensor& t = tensors[i];
+      t.struct_size = sizeof t;
+      t.dtype = a.dtype;
+      t.rank = static_cast<int32_t>(a.shape.size());
+      t.sizes = a.shape.data();
+      t.strides = strides[i].data();
+      t.data = a.data.data();
+      t.nbytes = t.capacity_bytes = a.data.size();
+      method.set_input(i, t);
+    }
+    if (options.inputs.empty()) std::printf("no --input given: using generated inputs of the declared shapes\n");
+
+    std::vector<double> times;
+    for (int iteration = 0; iteration < options.iterations; ++iteration) {
+      auto start = std::chrono::steady_clock::now();
+      method.execute();
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("%s, method '%s': %zu output(s)\n", options.model.c_str(), options.method.c_str(), info.num_outputs);
+    for (size_t i = 0; i < info.num_outputs; ++i) print_summary(method.output(i), i);
+    std::printf("latency over %d runs: min %.3f ms, median %.3f ms (first %.3f ms; method load %.3f ms; %zu threads)\n",
+                options.iterations, sorted.front(), sorted[sorted.size() / 2], times.front(), load_ms,
+                et_threadpool_size());
+    std::printf("plugins loaded:");
+    for (const etrt::PluginInfo& plugin : etrt::Runtime::get().plugins())
+      if (plugin.loaded()) std::printf(" %s %s (%s)", plugin.name.c_str(), plugin.version.c_str(), plugin.library_path.c_str());
+    std::printf("\n");
+
+    if (!options.output_dir.empty()) {
+      std::filesystem::create_directories(options.output_dir);
+      for (size_t i = 0; i < info.num_outputs; ++i) {
+        const et_value& value = method.output(i);
+        if (value.tag != ET_VALUE_TENSOR) continue;
+        NpyArray out;
+        out.dtype = value.tensor->dtype;
+        out.shape.assign(value.tensor->sizes, value.tensor->sizes + value.tensor->rank);
+        const auto* bytes = static_cast<const uint8_t*>(value.tensor->data);
+        out.data.assign(bytes, bytes + value.tensor->nbytes);
+        std::string path = options.output_dir + "/output_" + std::to_string(i) + ".npy", error;
+        if (!etrt::tools::write_npy(path, out, &error)) {
+          std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+          return 1;
+        }
+      }
+      std::printf("outputs written to %s\n", options.output_dir.c_str());
+    }
+    return 0;
+  } catch (const etrt::Error& error) {
+    std::fprintf(stderr, "etrt run: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
-# Builds etrt and shows what the default manifests provide (etrt plugins).
+# The demo: build etrt, show what the default manifests provide, then run a
+# bundled MobileNetV2-style program through them and check its output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)" >/dev/null
-"$BUILD_DIR/bin/etrt" plugins "$@"
+ETRT="$BUILD_DIR/bin/etrt"
+DEMO=examples/demo
+OUT=$(mktemp -d)
+
+"$ETRT" plugins
+echo
+"$ETRT" inspect "$DEMO/mobilenet_v2_block.pte"
+echo
+"$ETRT" run "$DEMO/mobilenet_v2_block.pte" --input "$DEMO/input_0.npy" --iterations 50 --output-dir "$OUT"
+python3 - "$OUT/output_0.npy" "$DEMO/expected_0.npy" <<'PY'
+import sys
+import numpy as np
+actual, expected = np.load(sys.argv[1]), np.load(sys.argv[2])
+diff = float(np.abs(actual - expected).max())
+ok = np.allclose(actual, expected, rtol=1e-4, atol=1e-5)
+print(f"output vs eager PyTorch: max |diff| {diff:.3g} -> {'match' if ok else 'MISMATCH'}")
+sys.exit(0 if ok else 1)
+PY

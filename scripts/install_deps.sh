@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing etrt needs on Debian 12: compilers and
-# CMake come with the machine; the libraries come from Debian; pytest and jsonschema from PyPI.
+# CMake come with the machine; the libraries come from Debian; Python packages from PyPI.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -11,4 +11,8 @@ $SUDO apt-get install -y --no-install-recommends \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
   flatbuffers-compiler libflatbuffers-dev \
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-python3 -m pip install --quiet pytest jsonschema
+python3 -m pip install --quiet pytest jsonschema numpy
+# The reference exporter and the side-by-side benchmark need PyTorch and ExecuTorch.
+# torch is pinned first: an unpinned torch would pull a multi-GB CUDA build.
+python3 -m pip install --quiet torch==2.13.0
+python3 -m pip install --quiet executorch==1.5.1

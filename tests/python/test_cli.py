@@ -94,3 +94,52 @@ def test_manifests_validate_against_the_schema_with_an_independent_validator():
     assert len(manifests) > 10
     for manifest in manifests:
         jsonschema.validate(json.loads(manifest.read_text()), schema)
+
+
+MODELS = SOURCE / "tests" / "models" / "generated"
+
+
+def test_inspect_names_the_plugin_serving_each_operator_without_loading_it():
+    result = run("inspect", str(MODELS / "op_add" / "portable.pte"))
+    assert result.returncode == 0, result.stderr
+    assert "method 'broadcast'" in result.stdout and "method 'rank0'" in result.stdout
+    assert "input 1: float32 [3, 1], static" in result.stdout
+    line = next(l for l in result.stdout.splitlines() if "aten::add.out" in l)
+    assert line.split()[-1] == "kernels_optimized"  # declared, not "(loaded)": inspect loads nothing
+
+
+def test_inspect_flags_missing_providers():
+    result = run("inspect", str(MODELS / "mlp" / "xnnpack.pte"),
+                 env_extra={"ETRT_PLUGIN_PATH": ""})
+    # No XNNPACK plugin ships yet; when one does, point this at a program whose operator nobody provides.
+    assert result.returncode == 1
+    assert "XnnpackBackend" in result.stdout and "MISSING: no plugin provides it" in result.stdout
+
+
+def test_run_reports_outputs_latency_and_plugins(tmp_path):
+    import numpy as np
+    with np.load(MODELS / "op_add" / "inputs_forward.npz") as data:
+        np.save(tmp_path / "a.npy", data["input_0"])
+        np.save(tmp_path / "b.npy", data["input_1"])
+    result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(tmp_path / "a.npy"),
+                 "--input", str(tmp_path / "b.npy"), "--iterations", "5", "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert "output 0: float32 [3, 5]" in result.stdout
+    assert "latency over 5 runs: min" in result.stdout
+    assert "plugins loaded: kernels_optimized" in result.stdout
+    with np.load(MODELS / "op_add" / "expected_forward.npz") as expected:
+        assert np.allclose(np.load(tmp_path / "out" / "output_0.npy"), expected["output_0"], rtol=1e-4, atol=1e-5)
+
+
+def test_run_rejects_wrong_inputs_with_a_clear_message(tmp_path):
+    import numpy as np
+    np.save(tmp_path / "wrong.npy", np.zeros((4, 5), np.float32))
+    np.save(tmp_path / "ok.npy", np.zeros((3, 5), np.float32))
+    result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(tmp_path / "wrong.npy"),
+                 "--input", str(tmp_path / "ok.npy"))
+    assert result.returncode == 1
+    assert "input 0: shape [4, 5] does not fit the program's static shape [3, 5]" in result.stderr
+    one = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(tmp_path / "ok.npy"))
+    assert one.returncode == 1 and "takes 2 inputs, 1 given" in one.stderr
+    missing = run("run", str(tmp_path / "nothing.pte"))
+    assert missing.returncode == 1 and "cannot open" in missing.stderr

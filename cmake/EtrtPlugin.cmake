@@ -48,8 +48,11 @@ function(etrt_add_plugin)
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE etrt::plugin_api ${P_LINK})
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  # Shipped plugins carry no debug info outside Debug builds: the loader hashes
+  # the whole file before dlopen, so its size is start-up time.
   target_link_options(${target} PRIVATE
-    -Wl,--version-script=${P_EXPORT_MAP} -Wl,--no-undefined -Wl,-soname,${file_name})
+    -Wl,--version-script=${P_EXPORT_MAP} -Wl,--no-undefined -Wl,-soname,${file_name}
+    $<$<NOT:$<CONFIG:Debug>>:-Wl,--strip-debug>)
   set_target_properties(${target} PROPERTIES
     PREFIX "" OUTPUT_NAME "libetrt_${P_NAME}" SUFFIX ".so.${ETRT_ABI_MAJOR}"
     LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}

@@ -17,7 +17,8 @@ class Sha256 {
 
  private:
   void reset();
-  void compress(const uint8_t* block);
+  void compress(const uint8_t* block);                        // portable
+  void compress_blocks(const uint8_t* data, size_t blocks);  // SHA extensions when the CPU has them
 
   uint32_t state_[8];
   uint8_t buffer_[64];

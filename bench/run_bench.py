@@ -78,7 +78,7 @@ def main():
         torch_inputs = [torch.from_numpy(a) for a in inputs]
 
         etrt_method = etrt.load_program(model_dir / "portable.pte").load_method(method_name)
-        etrt_method.set_inputs(inputs)
+        etrt_inputs = etrt_method.prepare_inputs(inputs)
         et_portable = et_runtime.load_program(str(model_dir / "portable.pte")).load_method(method_name)
         et_xnnpack = None
         if (model_dir / "xnnpack.pte").exists():
@@ -86,7 +86,7 @@ def main():
 
         samples = {"etrt": [], "et_portable": [], "et_xnnpack": []}
         calls = {
-            "etrt": lambda: etrt_method.execute(),
+            "etrt": lambda: etrt_method.execute_prepared(etrt_inputs),
             "et_portable": lambda: et_portable.execute(torch_inputs),
             "et_xnnpack": (lambda: et_xnnpack.execute(torch_inputs)) if et_xnnpack else None,
         }

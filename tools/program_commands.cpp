@@ -221,13 +221,14 @@ int run_run_command(int argc, char** argv) {
       t.strides = strides[i].data();
       t.data = a.data.data();
       t.nbytes = t.capacity_bytes = a.data.size();
-      method.set_input(i, t);
     }
     if (options.inputs.empty()) std::printf("no --input given: using generated inputs of the declared shapes\n");
 
     std::vector<double> times;
     for (int iteration = 0; iteration < options.iterations; ++iteration) {
       auto start = std::chrono::steady_clock::now();
+      // Inputs are set for every run, as a caller must: the program may reuse their memory.
+      for (size_t i = 0; i < tensors.size(); ++i) method.set_input(i, tensors[i]);
       method.execute();
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }

@@ -141,9 +141,10 @@ class Method:
         if getattr(self, "handle", None) and self.handle.value:
             self.lib.et_method_destroy(self.handle)
 
-    def set_inputs(self, arrays):
-        self._keep = []
-        for index, array in enumerate(arrays):
+    def prepare_inputs(self, arrays):
+        """C views of the arrays, built once; pass to set_inputs/execute_prepared."""
+        prepared = []
+        for array in arrays:
             array = np.require(array, requirements="C")  # keeps rank 0 (ascontiguousarray would not)
             sizes = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             strides = (ctypes.c_int64 * max(array.ndim, 1))(*[s // array.itemsize for s in array.strides])
@@ -151,10 +152,20 @@ class Method:
                             sizes=sizes, strides=strides, data=array.ctypes.data, nbytes=array.nbytes,
                             capacity_bytes=array.nbytes)
             value = Value(struct_size=ctypes.sizeof(Value), tag=VALUE_TENSOR, tensor=ctypes.pointer(tensor))
-            self._keep += [array, sizes, strides, tensor, value]
+            prepared.append((array, sizes, strides, tensor, value))
+        return prepared
+
+    def set_inputs(self, arrays):
+        prepared = arrays if arrays and isinstance(arrays[0], tuple) else self.prepare_inputs(arrays)
+        self._keep = prepared  # an input the program does not plan is aliased: keep it alive
+        for index, entry in enumerate(prepared):
             error = ctypes.c_void_p()
-            self.program.library.check(self.lib.et_method_set_input(self.handle, index, ctypes.byref(value),
+            self.program.library.check(self.lib.et_method_set_input(self.handle, index, ctypes.byref(entry[4]),
                                                                     ctypes.byref(error)), error)
+
+    def execute_prepared(self, prepared):
+        """Sets prepared inputs and runs, as a caller must before every run."""
+        return self.execute(prepared)
 
     def execute(self, arrays=None):
         if arrays is not None:

@@ -75,6 +75,7 @@ et_error* Method::load(std::shared_ptr<Program> program, const std::string& name
   if (plan->outputs())
     for (int32_t o : *plan->outputs()) method->outputs_.push_back(o);
   method->input_set_.assign(method->inputs_.size(), false);
+  method->find_reused_inputs();
   *out = std::move(method);
   return nullptr;
 }
@@ -395,6 +396,32 @@ et_error* Method::init_delegates(std::vector<std::string>* missing) {
   return nullptr;
 }
 
+// The memory planner gives an input's bytes to later tensors once the input is
+// dead, so after a run such an input no longer holds what the caller set.
+void Method::find_reused_inputs() {
+  const auto* values = plan_->values();
+  auto placement = [&](int32_t v, uint32_t* id, uint64_t* begin, uint64_t* end) {
+    const pte::Tensor* t = values->Get(static_cast<flatbuffers::uoffset_t>(v))->val_as_Tensor();
+    if (t == nullptr || t->allocation_info() == nullptr) return false;
+    *id = t->allocation_info()->memory_id();
+    *begin = (static_cast<uint64_t>(t->allocation_info()->memory_offset_high()) << 32) | t->allocation_info()->memory_offset_low();
+    *end = *begin + tensors_[tensor_index_[v]].tensor.capacity_bytes;
+    return true;
+  };
+  input_memory_reused_.assign(inputs_.size(), false);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    uint32_t id = 0;
+    uint64_t begin = 0, end = 0;
+    if (!placement(inputs_[i], &id, &begin, &end) || begin == end) continue;
+    for (size_t v = 0; v < values_.size() && !input_memory_reused_[i]; ++v) {
+      uint32_t other_id = 0;
+      uint64_t other_begin = 0, other_end = 0;
+      if (static_cast<int32_t>(v) == inputs_[i] || !placement(static_cast<int32_t>(v), &other_id, &other_begin, &other_end)) continue;
+      input_memory_reused_[i] = other_id == id && other_begin < end && begin < other_end;
+    }
+  }
+}
+
 et_error* Method::set_input(size_t index, const et_value& value) {
   std::string where = "method '" + name_ + "', input " + std::to_string(index);
   if (index >= inputs_.size())
@@ -467,7 +494,11 @@ et_error* Method::fail_at(size_t chain, size_t pc, const Instruction& instr, et_
 et_error* Method::execute() {
   for (size_t i = 0; i < inputs_.size(); ++i)
     if (!input_set_[i])
-      return make_error(ET_ERR_INVALID_STATE, "method '" + name_ + "': input " + std::to_string(i) + " was not set");
+      return make_error(ET_ERR_INVALID_STATE,
+                        "method '" + name_ + "': input " + std::to_string(i) +
+                            (executions_ > 0 && input_memory_reused_[i]
+                                 ? " must be set again before each execute (the program reuses its memory during a run)"
+                                 : " was not set"));
   uint64_t executed = 0;
   et_exec_context context{name_.c_str(), 0};
   for (size_t c = 0; c < chains_.size(); ++c) {
@@ -529,6 +560,8 @@ et_error* Method::execute() {
     }
   }
   ++executions_;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (input_memory_reused_[i]) input_set_[i] = false;
   return nullptr;
 }
 

@@ -72,6 +72,7 @@ class Method {
   et_error* init_delegates(std::vector<std::string>* missing);
   et_error* init_instructions(std::vector<std::string>* missing);
   void materialise(int32_t int_list_index);
+  void find_reused_inputs();
   et_error* fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause);
 
   std::shared_ptr<Program> program_;
@@ -88,6 +89,7 @@ class Method {
   std::vector<Delegate> delegates_;
   std::vector<int32_t> inputs_, outputs_;
   std::vector<bool> input_set_;
+  std::vector<bool> input_memory_reused_;  // planned memory the run overwrites: set again before each execute
   uint64_t executions_ = 0;
 };
 

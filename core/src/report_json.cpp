@@ -110,19 +110,13 @@ std::string report_json() {
 
   root.key("plugins");
   out += '[';
-  bool first_plugin = true;
-  for (PluginRecord* plugin : registry.plugins()) {
-    if (!first_plugin) out += ',';
-    first_plugin = false;
+  std::vector<PluginRecord*> plugins = registry.plugins();
+  for (size_t index = 0; index < plugins.size(); ++index) {
+    PluginRecord* plugin = plugins[index];
+    if (index > 0) out += ',';
     et_plugin_record record{};
     record.struct_size = sizeof record;
-    // Read through the same accessor the C API uses, so both views agree.
-    size_t index = 0;
-    for (PluginRecord* p : registry.plugins()) {
-      if (p == plugin) break;
-      ++index;
-    }
-    et_plugin_at(index, &record);
+    registry.describe(index, &record);  // the same view the C API gives
     ObjectWriter w(out);
     w.str("name", record.name).str("version", record.version).str("description", record.description);
     w.str("library", record.library_path).str("manifest", record.manifest_path);

@@ -1,8 +1,94 @@
-// Kernel table of the pointwise family (elementwise, activations, reductions, shape ops).
+// Kernel table of the pointwise family (elementwise, activations, reductions,
+// softmax, shape and indexing ops). binary_elementwise.cpp has its own table;
+// every name here is also listed in operators/pointwise.txt.
 #include "kernels.h"
+#include "pointwise_ops.h"
 
 namespace etrt::kernels {
+namespace {
 
-std::span<const KernelEntry> pointwise_kernels() { return {}; }
+constexpr KernelEntry kKernels[] = {
+    {"aten::relu.out", pw::relu_out},
+    {"aten::hardtanh.out", pw::hardtanh_out},
+    {"aten::clamp.out", pw::clamp_out},
+    {"aten::gelu.out", pw::gelu_out},
+    {"aten::sigmoid.out", pw::sigmoid_out},
+    {"aten::tanh.out", pw::tanh_out},
+    {"aten::exp.out", pw::exp_out},
+    {"aten::expm1.out", pw::expm1_out},
+    {"aten::log.out", pw::log_out},
+    {"aten::log1p.out", pw::log1p_out},
+    {"aten::sqrt.out", pw::sqrt_out},
+    {"aten::rsqrt.out", pw::rsqrt_out},
+    {"aten::reciprocal.out", pw::reciprocal_out},
+    {"aten::sin.out", pw::sin_out},
+    {"aten::cos.out", pw::cos_out},
+    {"aten::erf.out", pw::erf_out},
+    {"aten::neg.out", pw::neg_out},
+    {"aten::abs.out", pw::abs_out},
+    {"aten::floor.out", pw::floor_out},
+    {"aten::ceil.out", pw::ceil_out},
+    {"aten::round.out", pw::round_out},
+    {"aten::trunc.out", pw::trunc_out},
+    {"aten::logical_not.out", pw::logical_not_out},
+    {"aten::bitwise_not.out", pw::bitwise_not_out},
+    {"aten::silu.out", pw::silu_out},
+    {"aten::hardswish.out", pw::hardswish_out},
+    {"aten::hardsigmoid.out", pw::hardsigmoid_out},
+    {"aten::leaky_relu.out", pw::leaky_relu_out},
+    {"aten::_softmax.out", pw::softmax_out},
+    {"aten::_log_softmax.out", pw::log_softmax_out},
+    {"aten::sum.IntList_out", pw::sum_out},
+    {"aten::mean.out", pw::mean_out},
+    {"aten::amax.out", pw::amax_out},
+    {"aten::amin.out", pw::amin_out},
+    {"aten::argmax.out", pw::argmax_out},
+    {"aten::argmin.out", pw::argmin_out},
+    {"aten::var.correction_out", pw::var_out},
+    {"aten::std.correction_out", pw::std_out},
+    {"aten::_to_copy.out", pw::to_copy_out},
+    {"dim_order_ops::_to_dim_order_copy.out", pw::to_dim_order_copy_out},
+    {"aten::clone.out", pw::clone_out},
+    {"dim_order_ops::_clone_dim_order.out", pw::clone_dim_order_out},
+    {"aten::alias_copy.out", pw::alias_copy_out},
+    {"aten::copy_", pw::copy_inplace},
+    {"aten::copy.out", pw::copy_out},
+    {"aten::view_copy.out", pw::view_copy_out},
+    {"aten::unsqueeze_copy.out", pw::unsqueeze_copy_out},
+    {"aten::squeeze_copy.dims_out", pw::squeeze_copy_dims_out},
+    {"aten::squeeze_copy.dim_out", pw::squeeze_copy_dim_out},
+    {"aten::squeeze_copy.out", pw::squeeze_copy_out},
+    {"aten::permute_copy.out", pw::permute_copy_out},
+    {"aten::transpose_copy.int_out", pw::transpose_copy_out},
+    {"aten::t_copy.out", pw::t_copy_out},
+    {"aten::expand_copy.out", pw::expand_copy_out},
+    {"aten::slice_copy.Tensor_out", pw::slice_copy_out},
+    {"aten::select_copy.int_out", pw::select_copy_out},
+    {"aten::cat.out", pw::cat_out},
+    {"aten::stack.out", pw::stack_out},
+    {"aten::split_with_sizes_copy.out", pw::split_with_sizes_copy_out},
+    {"aten::split_copy.Tensor_out", pw::split_copy_out},
+    {"aten::constant_pad_nd.out", pw::constant_pad_nd_out},
+    {"aten::repeat.out", pw::repeat_out},
+    {"aten::embedding.out", pw::embedding_out},
+    {"aten::index_select.out", pw::index_select_out},
+    {"aten::index.Tensor_out", pw::index_tensor_out},
+    {"aten::full.out", pw::full_out},
+    {"aten::zeros.out", pw::zeros_out},
+    {"aten::ones.out", pw::ones_out},
+    {"aten::full_like.out", pw::full_like_out},
+    {"aten::zeros_like.out", pw::zeros_like_out},
+    {"aten::ones_like.out", pw::ones_like_out},
+    {"aten::fill.Scalar_out", pw::fill_scalar_out},
+    {"aten::scalar_tensor.out", pw::scalar_tensor_out},
+    {"aten::arange.out", pw::arange_out},
+    {"aten::arange.start_out", pw::arange_start_out},
+    {"aten::triu.out", pw::triu_out},
+    {"aten::tril.out", pw::tril_out},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> pointwise_kernels() { return kKernels; }
 
 }  // namespace etrt::kernels

@@ -1,6 +1,7 @@
 // aten::add.out / aten::mul.out of the kernels_optimized plugin against a
 // naive double-precision reference: same shapes, broadcasting, rank 0, empty,
-// strided inputs, resizing outputs, and the rejections.
+// strided inputs, resizing outputs, int64 promotion, and the rejections.
+// The other binary operators are covered by pointwise_binary_test.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -93,11 +94,24 @@ TEST(BinaryElementwise, Rejections) {
   EXPECT_THAT(run_kernel("aten::add.out", {&a.v, &b.v, &alpha, &out.v}), HasSubstr("are not broadcastable"));
   Tensor c({2, 3}), wrong_out({3, 3});
   EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &c.v, &wrong_out.v}), HasSubstr("static shape"));
-  Tensor i({2, 3});
-  i.t.dtype = ET_DTYPE_INT64;
-  EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &i.v, &out.v}), HasSubstr("dtype int64 is not supported"));
+  // int64 is supported now (see MixedFloatAndInt64PromotesToFloat); half types are not.
+  Tensor h({2, 3});
+  h.t.dtype = ET_DTYPE_FLOAT16;
+  EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &h.v, &out.v}), HasSubstr("dtype float16 is not supported"));
   EXPECT_THAT(run_kernel("aten::mul.out", {&a.v, &c.v}), HasSubstr("expected 4 arguments, got 3"));
-  EXPECT_THAT(run_kernel("aten::add.out", {&a.v, &c.v, &a.v, &out.v}), HasSubstr("alpha must be a scalar"));
+  EXPECT_THAT(run_kernel("aten::add.out", {&a.v, &c.v, &a.v, &out.v}), HasSubstr("(alpha) must be a scalar"));
+}
+
+TEST(BinaryElementwise, MixedFloatAndInt64PromotesToFloat) {
+  // int64 storage for b: 6 elements of 8 bytes.
+  Tensor a({2, 3}), b({2, 3}), out({2, 3});
+  std::vector<int64_t> ints = {-3, -1, 0, 2, 5, 7};
+  b.t.dtype = ET_DTYPE_INT64;
+  b.t.data = ints.data();
+  b.t.nbytes = b.t.capacity_bytes = ints.size() * sizeof(int64_t);
+  ASSERT_EQ(run_kernel("aten::mul.out", {&a.v, &b.v, &out.v}), "");
+  for (size_t k = 0; k < ints.size(); ++k)
+    EXPECT_FLOAT_EQ(out.data[k], a.data[k] * static_cast<float>(ints[k])) << k;
 }
 
 }  // namespace

@@ -1,0 +1,195 @@
+// _softmax.out and _log_softmax.out over any dim, numerically stable (the
+// row maximum is subtracted before exp). The softmax dim splits the tensor
+// into [outer, D, inner]: with inner == 1 rows are processed independently in
+// parallel; otherwise blocks of columns are processed with vectorised loops
+// across the inner dim.
+// Kernels never read floating-point exception flags: without trapping math
+// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
+// handling) and vectorises them.
+#pragma GCC optimize("no-trapping-math")
+
+#include "pointwise_common.h"
+#include "pointwise_ops.h"
+
+namespace etrt::kernels::pw {
+namespace {
+
+constexpr int kLanes = 8;
+
+// Written as independent lanes (unrolled) so GCC vectorises the max without
+// -ffast-math; NaN is skipped here and propagates through exp later.
+template <typename T>
+inline T row_max(const T* __restrict x, int64_t n) {
+  T lanes[kLanes];
+  for (int j = 0; j < kLanes; ++j) lanes[j] = -std::numeric_limits<T>::infinity();
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+#pragma GCC unroll 8
+    for (int j = 0; j < kLanes; ++j) {
+      const T v = x[k + j];
+      lanes[j] = v > lanes[j] ? v : lanes[j];
+    }
+  }
+  T m = lanes[0];
+  for (int j = 1; j < kLanes; ++j) m = lanes[j] > m ? lanes[j] : m;
+  for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  return m;
+}
+
+// y = exp(x - m) (vectorised), then the sum of y in double lanes.
+template <typename T>
+inline double exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
+  for (int64_t k = 0; k < n; ++k) y[k] = exp_fast(x[k] - m);
+  double lanes[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(y[k + j]);
+  double s = 0;
+  for (int j = 0; j < kLanes; ++j) s += lanes[j];
+  for (; k < n; ++k) s += static_cast<double>(y[k]);
+  return s;
+}
+
+// The same sum without storing (when the output aliases the input).
+template <typename T>
+inline double exp_sum_only(const T* x, int64_t n, T m) {
+  double s = 0;
+  for (int64_t k = 0; k < n; ++k) s += static_cast<double>(exp_fast(x[k] - m));
+  return s;
+}
+
+template <typename T, bool kLog>
+void softmax_row(const T* x, T* y, int64_t n) {
+  const T m = row_max(x, n);
+  if constexpr (kLog) {
+    // y is scratch for the exponentials unless it aliases x.
+    const double s = x == y ? exp_sum_only(x, n, m) : exp_sum(x, y, n, m);
+    const T shift = static_cast<T>(static_cast<double>(m) + std::log(s));
+    for (int64_t k = 0; k < n; ++k) y[k] = x[k] - shift;
+  } else {
+    const double s = x == y ? exp_sum_only(x, n, m) : exp_sum(x, y, n, m);
+    const T inv = static_cast<T>(1.0 / s);
+    if (x == y)
+      for (int64_t k = 0; k < n; ++k) y[k] = exp_fast(x[k] - m) * inv;
+    else
+      for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+  }
+}
+
+// Columns [j0, j1) of one [D, inner] block.
+template <typename T, bool kLog>
+void softmax_columns(const T* x, T* y, int64_t D, int64_t inner, int64_t j0, int64_t j1) {
+  constexpr int64_t kBlock = 256;
+  T m[kBlock], s[kBlock];
+  for (int64_t b0 = j0; b0 < j1; b0 += kBlock) {
+    const int64_t w = std::min(kBlock, j1 - b0);
+    for (int64_t j = 0; j < w; ++j) m[j] = -std::numeric_limits<T>::infinity(), s[j] = 0;
+    for (int64_t d = 0; d < D; ++d) {
+      const T* xr = x + d * inner + b0;
+      for (int64_t j = 0; j < w; ++j) m[j] = xr[j] > m[j] ? xr[j] : m[j];
+    }
+    for (int64_t d = 0; d < D; ++d) {
+      const T* xr = x + d * inner + b0;
+      T* yr = y + d * inner + b0;
+      for (int64_t j = 0; j < w; ++j) {
+        T e = exp_fast(xr[j] - m[j]);
+        if constexpr (!kLog) yr[j] = e;
+        s[j] += e;
+      }
+    }
+    if constexpr (kLog) {
+      for (int64_t j = 0; j < w; ++j) m[j] += std::log(s[j]);
+      for (int64_t d = 0; d < D; ++d) {
+        const T* xr = x + d * inner + b0;
+        T* yr = y + d * inner + b0;
+        for (int64_t j = 0; j < w; ++j) yr[j] = xr[j] - m[j];
+      }
+    } else {
+      for (int64_t j = 0; j < w; ++j) s[j] = T(1) / s[j];
+      for (int64_t d = 0; d < D; ++d) {
+        T* yr = y + d * inner + b0;
+        for (int64_t j = 0; j < w; ++j) yr[j] *= s[j];
+      }
+    }
+  }
+}
+
+template <typename T, bool kLog>
+void softmax(const T* x, T* y, int64_t outer, int64_t D, int64_t inner) {
+  if (inner == 1) {
+    size_t grain = std::max<size_t>(1, kGrain / static_cast<size_t>(std::max<int64_t>(D, 1)));
+    auto rows = [&](size_t b, size_t e) {
+      for (size_t r = b; r < e; ++r) softmax_row<T, kLog>(x + r * D, y + r * D, D);
+    };
+    parallel(static_cast<size_t>(outer), grain, rows);
+    return;
+  }
+  constexpr int64_t kCols = 256;
+  const int64_t col_blocks = (inner + kCols - 1) / kCols;
+  const size_t units = static_cast<size_t>(outer * col_blocks);
+  size_t grain = std::max<size_t>(1, kGrain / static_cast<size_t>(std::max<int64_t>(D * std::min(inner, kCols), 1)));
+  auto body = [&](size_t b, size_t e) {
+    for (size_t u = b; u < e; ++u) {
+      const int64_t o = static_cast<int64_t>(u) / col_blocks, cb = static_cast<int64_t>(u) % col_blocks;
+      const int64_t j0 = cb * kCols, j1 = std::min(inner, j0 + kCols);
+      softmax_columns<T, kLog>(x + o * D * inner, y + o * D * inner, D, inner, j0, j1);
+    }
+  };
+  parallel(units, grain, body);
+}
+
+template <bool kLog>
+et_error* softmax_kernel(const char* op, et_value* const* args, size_t nargs) {
+  ArgReader r(op, args, nargs);
+  PW_TRY(r.count(5));
+  et_tensor *self = nullptr, *out = nullptr;
+  int64_t dim = 0;
+  bool half_to_float = false;
+  PW_TRY(r.tensor(0, "self", &self));
+  PW_TRY(r.integer(1, "dim", &dim));
+  PW_TRY(r.boolean(2, "half_to_float", &half_to_float));
+  PW_TRY(r.tensor(3, "out", &out));
+  PW_TRY(check_data(op, *self, "self"));
+  PW_TRY(check_float(op, *self, "self"));
+  if (half_to_float)
+    return invalid(op, std::string("half_to_float=True is only valid for float16 input, got ") +
+                           dtype_name(self->dtype));
+  if (out->dtype != self->dtype)
+    return invalid(op, std::string("output dtype ") + dtype_name(out->dtype) + " must match the input dtype " +
+                           dtype_name(self->dtype));
+  int64_t d = 0;
+  PW_TRY(normalize_dim(op, dim, self->rank, &d));
+  PW_TRY(resize_out(op, *out, self->sizes, self->rank));
+  if (etrt::plugin::numel(*out) == 0) return nullptr;
+  PW_TRY(check_data(op, *out, "out"));
+  int64_t outer = 1, D = 1, inner = 1;
+  for (int64_t i = 0; i < self->rank; ++i) {
+    if (i < d) outer *= self->sizes[i];
+    else if (i == d) D = self->sizes[i];
+    else inner *= self->sizes[i];
+  }
+  Scratch scratch;
+  View x;
+  if (!contiguous_as(view_of(*self), self->dtype, scratch, &x)) return out_of_memory(op);
+  OutputBuffer ob;
+  if (!ob.init(*out, out->dtype, true)) return out_of_memory(op);
+  if (self->dtype == ET_DTYPE_FLOAT32)
+    softmax<float, kLog>(reinterpret_cast<const float*>(x.data), reinterpret_cast<float*>(ob.view().data), outer, D,
+                         inner);
+  else
+    softmax<double, kLog>(reinterpret_cast<const double*>(x.data), reinterpret_cast<double*>(ob.view().data), outer,
+                          D, inner);
+  ob.finish();
+  return nullptr;
+}
+
+}  // namespace
+
+et_error* softmax_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
+  return softmax_kernel<false>("aten::_softmax.out", args, nargs);
+}
+et_error* log_softmax_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
+  return softmax_kernel<true>("aten::_log_softmax.out", args, nargs);
+}
+
+}  // namespace etrt::kernels::pw

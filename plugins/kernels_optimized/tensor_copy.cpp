@@ -1,0 +1,168 @@
+// Strided copies with dtype conversion, fills, and contiguous staging: the
+// engine behind the shape/copy kernels and the dtype handling of the others.
+// Kernels never read floating-point exception flags: without trapping math
+// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
+// handling) and vectorises them.
+#pragma GCC optimize("no-trapping-math")
+
+#include "pointwise_common.h"
+
+namespace etrt::kernels::pw {
+namespace {
+
+// Same-dtype copy of one run, by element width.
+template <typename T>
+void copy_run(char* const* p, const int64_t* s, int64_t n) {
+  constexpr int64_t es = sizeof(T);
+  if (s[0] == es && s[1] == es) {
+    std::memcpy(p[0], p[1], static_cast<size_t>(n) * es);
+    return;
+  }
+  if (s[0] == es && s[1] == 0) {
+    T v;
+    std::memcpy(&v, p[1], es);
+    T* z = reinterpret_cast<T*>(p[0]);
+    for (int64_t k = 0; k < n; ++k) z[k] = v;
+    return;
+  }
+  if (s[0] == es) {
+    T* z = reinterpret_cast<T*>(p[0]);
+    const char* x = p[1];
+    const int64_t sx = s[1];
+    for (int64_t k = 0; k < n; ++k) std::memcpy(&z[k], x + k * sx, es);
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k) std::memcpy(p[0] + k * s[0], p[1] + k * s[1], es);
+}
+
+template <typename To, typename From>
+void convert_run(char* const* p, const int64_t* s, int64_t n) {
+  if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+    To* z = reinterpret_cast<To*>(p[0]);
+    const From* x = reinterpret_cast<const From*>(p[1]);
+    for (int64_t k = 0; k < n; ++k) z[k] = convert<To>(x[k]);
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    From x;
+    std::memcpy(&x, p[1] + k * s[1], sizeof(From));
+    To z = convert<To>(x);
+    std::memcpy(p[0] + k * s[0], &z, sizeof(To));
+  }
+}
+
+// Blocked transpose: the loop's last two dims are [A, B] with the output
+// contiguous along B and the input contiguous along A.
+template <typename T>
+void transpose_copy(const Loop& L) {
+  constexpr int64_t kTile = 32;
+  const int r = L.rank;
+  const int64_t A = L.sizes[r - 2], B = L.sizes[r - 1];
+  const int64_t oa = L.strides[0][r - 2] / static_cast<int64_t>(sizeof(T));
+  const int64_t ib = L.strides[1][r - 1] / static_cast<int64_t>(sizeof(T));
+  int64_t outer = 1;
+  for (int d = 0; d < r - 2; ++d) outer *= L.sizes[d];
+  const int64_t a_tiles = (A + kTile - 1) / kTile;
+  const size_t units = static_cast<size_t>(outer * a_tiles);
+  auto body = [&](size_t begin, size_t end) {
+    for (size_t u = begin; u < end; ++u) {
+      int64_t o = static_cast<int64_t>(u) / a_tiles, at = static_cast<int64_t>(u) % a_tiles;
+      char* po = L.data[0];
+      const char* pi = L.data[1];
+      int64_t rest = o;
+      for (int d = r - 3; d >= 0; --d) {
+        int64_t i = rest % L.sizes[d];
+        rest /= L.sizes[d];
+        po += i * L.strides[0][d];
+        pi += i * L.strides[1][d];
+      }
+      T* z = reinterpret_cast<T*>(po);
+      const T* x = reinterpret_cast<const T*>(pi);
+      const int64_t a0 = at * kTile, a1 = std::min(A, a0 + kTile);
+      for (int64_t b0 = 0; b0 < B; b0 += kTile) {
+        const int64_t b1 = std::min(B, b0 + kTile);
+        for (int64_t a = a0; a < a1; ++a) {
+          T* zr = z + a * oa;
+          const T* xr = x + a;
+          for (int64_t b = b0; b < b1; ++b) zr[b] = xr[b * ib];
+        }
+      }
+    }
+  };
+  // One unit copies kTile * B elements.
+  size_t grain = std::max<size_t>(1, kGrain / static_cast<size_t>(std::max<int64_t>(1, kTile * B)));
+  parallel(units, grain, body);
+}
+
+template <typename T>
+bool is_transpose(const Loop& L) {
+  const int r = L.rank;
+  if (r < 2) return false;
+  const int64_t es = sizeof(T);
+  return L.strides[0][r - 1] == es && L.strides[1][r - 2] == es && L.strides[1][r - 1] != es &&
+         L.strides[1][r - 1] != 0 && L.strides[0][r - 2] != 0 && L.sizes[r - 1] >= 8 && L.sizes[r - 2] >= 8;
+}
+
+template <typename T>
+void same_dtype_copy(const Loop& L) {
+  if (is_transpose<T>(L)) {
+    transpose_copy<T>(L);
+    return;
+  }
+  run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { copy_run<T>(p, s, n); });
+}
+
+}  // namespace
+
+void copy_view(const View& out, const View& in) {
+  Loop L = make_loop(out.rank, out.sizes, {&out, &in});
+  if (L.numel <= 0) return;
+  if (out.dtype == in.dtype) {
+    switch (out.esize()) {
+      case 1: same_dtype_copy<uint8_t>(L); return;
+      case 2: same_dtype_copy<uint16_t>(L); return;
+      case 4: same_dtype_copy<uint32_t>(L); return;
+      default: same_dtype_copy<uint64_t>(L); return;
+    }
+  }
+  dispatch_storage(out.dtype, [&](auto to) {
+    using To = typename decltype(to)::type;
+    dispatch_storage(in.dtype, [&](auto from) {
+      using From = typename decltype(from)::type;
+      run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { convert_run<To, From>(p, s, n); });
+    });
+  });
+}
+
+void fill_view(const View& out, const Scalar& value) {
+  Loop L = make_loop(out.rank, out.sizes, {&out});
+  dispatch_storage(out.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
+    else if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(value.to_double());
+    else v = value.kind == Scalar::kDouble ? convert<T>(value.d) : static_cast<T>(value.i);
+    run_loop(L, [v](char* const* p, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(T)) {
+        T* z = reinterpret_cast<T*>(p[0]);
+        for (int64_t k = 0; k < n; ++k) z[k] = v;
+      } else {
+        for (int64_t k = 0; k < n; ++k) std::memcpy(p[0] + k * s[0], &v, sizeof(T));
+      }
+    });
+  });
+}
+
+bool contiguous_as(const View& in, int32_t dtype, Scratch& scratch, View* result) {
+  if (in.dtype == dtype && in.contiguous()) {
+    *result = in;
+    return true;
+  }
+  void* p = scratch.get(static_cast<size_t>(in.numel()) * element_size(dtype));
+  if (p == nullptr) return false;
+  *result = contiguous_view(dtype, in.rank, in.sizes, p);
+  copy_view(*result, in);
+  return true;
+}
+
+}  // namespace etrt::kernels::pw

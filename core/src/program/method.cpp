@@ -428,7 +428,8 @@ et_error* Method::set_input(size_t index, const et_value& value) {
     return make_error(ET_ERR_INVALID_ARGUMENT, where + ": out of range (the method has " +
                                                    std::to_string(inputs_.size()) + " inputs)");
   et_value& target = values_[inputs_[index]];
-  if (target.tag != ET_VALUE_TENSOR) {
+  // The program's declaration decides (a move may have changed the value since).
+  if (tensor_index_[inputs_[index]] < 0) {
     // Scalar inputs are constants baked into the program; they must match.
     bool same = value.tag == target.tag &&
                 (target.tag == ET_VALUE_DOUBLE ? std::fabs(value.as_double - target.as_double) <= 1e-4 + 1e-5 * std::fabs(target.as_double)
@@ -542,6 +543,9 @@ et_error* Method::execute() {
           if (cond.tag == ET_VALUE_BOOL) {
             truth = cond.as_int != 0;
           } else if (cond.tag == ET_VALUE_TENSOR && cond.tensor->dtype == ET_DTYPE_BOOL) {
+            if (cond.tensor->data == nullptr && cond.tensor->nbytes > 0)
+              return make_error(ET_ERR_INVALID_PROGRAM, "method '" + name_ + "', instruction " + std::to_string(pc) +
+                                                            ": jump condition tensor has no data");
             truth = true;
             const auto* data = static_cast<const uint8_t*>(cond.tensor->data);
             for (size_t i = 0; i < cond.tensor->nbytes; ++i) truth = truth && data[i] != 0;

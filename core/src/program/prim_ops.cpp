@@ -1,6 +1,7 @@
 #include "prim_ops.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "../error.h"
@@ -34,10 +35,17 @@ et_error* arithmetic(et_value* const* args, size_t nargs) {
   bool integral = args[0]->tag != ET_VALUE_DOUBLE && args[1]->tag != ET_VALUE_DOUBLE;
   int64_t a = args[0]->as_int, b = args[1]->as_int;
   double x = as_double(args[0]), y = as_double(args[1]);
+  // Integer overflow is an error (it would be undefined behaviour in C++).
+  int64_t r = 0;
+  bool overflow = integral && ((kOp == '+' && __builtin_add_overflow(a, b, &r)) ||
+                               (kOp == '-' && __builtin_sub_overflow(a, b, &r)) ||
+                               (kOp == '*' && __builtin_mul_overflow(a, b, &r)) ||
+                               ((kOp == 'f' || kOp == '%') && a == INT64_MIN && b == -1));
+  if (overflow) return fail("executorch_prim arithmetic", "integer overflow");
   switch (kOp) {
-    case '+': store(args[2], integral, a + b, x + y); break;
-    case '-': store(args[2], integral, a - b, x - y); break;
-    case '*': store(args[2], integral, a * b, x * y); break;
+    case '+': store(args[2], integral, r, x + y); break;
+    case '-': store(args[2], integral, r, x - y); break;
+    case '*': store(args[2], integral, r, x * y); break;
     case '/': store(args[2], false, 0, x / y); break;
     case 'f':  // floordiv
       if (integral) {
@@ -82,7 +90,10 @@ et_error* unary(et_value* const* args, size_t nargs) {
   double x = as_double(args[0]);
   bool integral = args[0]->tag != ET_VALUE_DOUBLE;
   switch (kOp) {
-    case '-': store(args[1], integral, -args[0]->as_int, -x); break;
+    case '-':
+      if (integral && args[0]->as_int == INT64_MIN) return fail("executorch_prim::neg.Scalar", "integer overflow");
+      store(args[1], integral, -args[0]->as_int, -x);
+      break;
     case 'f': store(args[1], false, 0, x); break;  // sym_float
     case 'c': store(args[1], true, static_cast<int64_t>(std::ceil(x)), 0); break;
     case 'r': store(args[1], true, static_cast<int64_t>(std::nearbyint(x)), 0); break;

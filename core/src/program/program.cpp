@@ -154,6 +154,8 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
 
   for (size_t v = 0; v < value_count; ++v) {
     const pte::EValue* value = values->Get(static_cast<flatbuffers::uoffset_t>(v));
+    if (value->val_type() != pte::KernelTypes::NONE && value->val() == nullptr)
+      return at_value(v) + " declares a type but has no content";
     switch (value->val_type()) {
       case pte::KernelTypes::NONE:
         return at_value(v) + " has no type";
@@ -246,6 +248,7 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
     for (size_t i = 0; i < count; ++i) {
       const pte::Instruction* instr = chain->instructions()->Get(static_cast<flatbuffers::uoffset_t>(i));
       std::string where = "instruction " + std::to_string(i) + " of chain " + std::to_string(c);
+      if (instr->instr_args() == nullptr) return where + " has no arguments table";
       auto check_args = [&](const flatbuffers::Vector<int32_t>* args) -> std::string {
         if (args != nullptr)
           for (int32_t a : *args)
@@ -280,8 +283,9 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
           break;
         }
         case pte::InstructionArguments::FreeCall:
-          if (!value_ok(instr->instr_args_as_FreeCall()->value_index())) return where + ": free index out of range";
-          break;
+          // The exporter emits frees only for unbounded dynamic tensors, which etrt rejects;
+          // a free elsewhere would leave a later kernel reading a null tensor.
+          return where + ": free instructions (used only with unbounded dynamic shapes) are not supported";
         default:
           return where + ": unknown instruction type";
       }

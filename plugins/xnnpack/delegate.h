@@ -1,0 +1,86 @@
+// One initialised delegate: the verified graph split into segments (one
+// XNNPACK runtime, or one node the plugin runs itself), plus the runtimes and
+// buffers built for the input shapes seen so far.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "etrt/plugin.hpp"
+#include "graph.h"
+#include "plugin_ops.h"
+#include "xnn_library.h"
+
+namespace etrt::xnn {
+
+struct Segment {
+  bool xnnpack = false;
+  std::vector<uint32_t> nodes;    // node indices, in blob order
+  std::vector<uint32_t> inputs;   // non-constant values read from outside the segment
+  std::vector<uint32_t> outputs;  // values produced here and read elsewhere (or delegate outputs)
+};
+
+// Everything that depends on the input shapes and on the thread pool.
+struct Plan {
+  std::vector<Shape> input_shapes;  // the key
+  uint64_t pool_generation = 0;
+  std::vector<Shape> shapes;        // of every value
+  void* arena = nullptr;            // intermediate buffers (host memory)
+  std::vector<size_t> offset;       // per value: arena offset, or SIZE_MAX
+  std::vector<size_t> staging;      // per value: arena offset of a padded copy for XNNPACK, or SIZE_MAX
+  struct Runtime {
+    xnn_runtime_t runtime = nullptr;
+    std::vector<uint32_t> externals;             // value index per XNNPACK external id
+    std::vector<xnn_external_value> bound;       // what the last setup bound
+    bool set_up = false;
+  };
+  std::vector<Runtime> runtimes;    // per segment (runtime null for plugin segments)
+};
+
+struct Stats {
+  std::atomic<uint64_t> executes{0};
+  std::atomic<uint64_t> plans_built{0};
+  std::atomic<uint64_t> xnnpack_invocations{0};
+  std::atomic<uint64_t> plugin_node_runs{0};
+  std::atomic<uint64_t> setups{0};
+};
+
+class Delegate {
+ public:
+  Delegate(const plugin::Host& host, const Library* lib) : host_(host), lib_(lib) {}
+  ~Delegate();
+  Delegate(const Delegate&) = delete;
+  Delegate& operator=(const Delegate&) = delete;
+
+  // Parses, verifies and compiles; builds the runtimes for the declared shapes.
+  et_error* init(const et_backend_init_args& args);
+  et_error* execute(et_value* const* args, size_t nargs);
+
+  const Stats& stats() const { return stats_; }
+  std::string summary() const;
+
+ private:
+  void make_segments();
+  void pad_elementwise_constants();
+  et_error* build_plan(const std::vector<Shape>& input_shapes, pthreadpool_t pool, uint64_t generation, Plan* plan);
+  std::string build_runtime(const Plan& plan, size_t segment, pthreadpool_t pool, Plan::Runtime* out);
+  void release(Plan& plan);
+  Plan* find_plan(const std::vector<Shape>& input_shapes, uint64_t generation);
+
+  const plugin::Host& host_;
+  const Library* lib_;
+  Graph graph_;
+  std::vector<Segment> segments_;
+  std::vector<std::vector<uint32_t>> consumers_;  // per value: consuming node indices
+  std::vector<int32_t> segment_of_;               // per node
+  std::mutex mutex_;                              // one execute at a time per delegate
+  std::list<Plan> plans_;                         // most recently used first
+  Stats stats_;
+  size_t max_plans_ = 4;
+};
+
+}  // namespace etrt::xnn

@@ -1,0 +1,61 @@
+// Nodes Debian's XNNPACK cannot express, run by the plugin on the leased pool.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "graph.h"
+#include "xnn_library.h"
+
+namespace etrt::xnn {
+
+// Parallel loops on the host's pthreadpool (the one XNNPACK uses).
+class Parallel {
+ public:
+  Parallel(const Library* lib, pthreadpool_t pool) : lib_(lib), pool_(pool) {
+    threads_ = pool != nullptr ? lib->pthreadpool_get_threads_count(pool) : 1;
+  }
+  size_t threads() const { return threads_; }
+  // fn(begin, end) over [0, range), chunks of at least `grain` items.
+  template <typename Fn>
+  void run(size_t range, size_t grain, Fn&& fn) const {
+    if (range == 0) return;
+    if (grain == 0) grain = 1;
+    if (threads_ <= 1 || range <= grain) {
+      fn(size_t{0}, range);
+      return;
+    }
+    size_t tile = std::max(grain, (range + threads_ * 4 - 1) / (threads_ * 4));
+    struct Ctx {
+      Fn* fn;
+      size_t range;
+    } ctx{&fn, range};
+    lib_->pthreadpool_parallelize_1d_tile_1d(
+        pool_,
+        [](void* c, size_t start, size_t count) {
+          auto* x = static_cast<Ctx*>(c);
+          (*x->fn)(start, std::min(x->range, start + count));
+        },
+        &ctx, range, tile, 0);
+  }
+
+ private:
+  const Library* lib_;
+  pthreadpool_t pool_;
+  size_t threads_ = 1;
+};
+
+struct OperandView {
+  const float* data;
+  const Shape* shape;
+};
+
+// True when the plugin (not XNNPACK) runs this node.
+bool runs_in_plugin(const Graph& graph, const Node& node);
+
+// Runs one node. Inputs in node order (absent bias: data == nullptr).
+std::string run_plugin_node(const Node& node, const std::vector<OperandView>& inputs, float* output,
+                            const Shape& output_shape, const Parallel& parallel);
+
+}  // namespace etrt::xnn

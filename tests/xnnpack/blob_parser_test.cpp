@@ -1,0 +1,310 @@
+// The XNNPACK blob parser on graphs built here with the flatbuffers builder:
+// every id, index, offset and size it must check, each failing with a message
+// naming the problem; and random damage never crashes it.
+#include <cstring>
+#include <map>
+#include <random>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph.h"
+#include "xnnpack_blob_generated.h"
+
+namespace fb = etrt::xnnblob;
+using etrt::xnn::Graph;
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+struct Builder {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::Value>> values;
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  std::vector<flatbuffers::Offset<fb::ConstantEntry>> constants;
+  std::vector<uint8_t> constant_region;
+  uint32_t num_externals = 0;
+  const char* identifier = "XN01";
+
+  Builder() { constants.push_back(fb::CreateConstantEntry(b, 0, 0, 0)); }  // entry 0 is reserved
+
+  void tensor(std::vector<uint32_t> dims, uint32_t id, uint32_t ext = kNone, uint32_t io = 0, uint32_t cidx = 0,
+              fb::ElementType type = fb::ElementType::fp32) {
+    auto shape = b.CreateVector(dims);
+    auto t = fb::CreateTensorValue(b, type, static_cast<uint32_t>(dims.size()), shape, cidx, ext, io, id);
+    values.push_back(fb::CreateValue(b, fb::ValueKind::TensorValue, t.Union()));
+  }
+  // A named-data constant; returns its constant index.
+  uint32_t named(const std::string& key, uint64_t size) {
+    constants.push_back(fb::CreateConstantEntry(b, UINT64_MAX, size, b.CreateString(key)));
+    return static_cast<uint32_t>(constants.size() - 1);
+  }
+  uint32_t inline_constant(const std::vector<float>& data) {
+    uint64_t offset = constant_region.size();
+    const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+    constant_region.insert(constant_region.end(), p, p + data.size() * sizeof(float));
+    constants.push_back(fb::CreateConstantEntry(b, offset, data.size() * sizeof(float), 0));
+    return static_cast<uint32_t>(constants.size() - 1);
+  }
+  void node(fb::Operation type, flatbuffers::Offset<void> op, float lo = 0, float hi = 0, bool clamp = false) {
+    flatbuffers::Offset<fb::ClampRange> range = clamp ? fb::CreateClampRange(b, lo, hi) : 0;
+    nodes.push_back(fb::CreateNode(b, type, op, 7, range));
+  }
+  void fully_connected(uint32_t in, uint32_t w, uint32_t bias, uint32_t out) {
+    node(fb::Operation::FullyConnected, fb::CreateFullyConnected(b, in, w, bias, out, 0).Union());
+  }
+  std::vector<uint8_t> finish(bool header = true) {
+    auto graph = fb::CreateGraph(b, b.CreateString("0"), b.CreateVector(nodes), b.CreateVector(values),
+                                 num_externals, 0, 0, 0, 0, b.CreateVector(constants));
+    b.Finish(graph, identifier);
+    std::vector<uint8_t> fbytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+    if (!header) return fbytes;
+    auto pad16 = [](size_t n) { return (n + 15) / 16 * 16; };
+    std::vector<uint8_t> blob(32, 0);
+    std::memcpy(blob.data() + 4, "XH00", 4);
+    uint16_t length = 30;
+    uint32_t fb_offset = 32, fb_size = static_cast<uint32_t>(fbytes.size());
+    uint32_t c_offset = static_cast<uint32_t>(pad16(32 + fbytes.size()));
+    uint64_t c_size = constant_region.size();
+    std::memcpy(blob.data() + 8, &length, 2);
+    std::memcpy(blob.data() + 10, &fb_offset, 4);
+    std::memcpy(blob.data() + 14, &fb_size, 4);
+    std::memcpy(blob.data() + 18, &c_offset, 4);
+    std::memcpy(blob.data() + 22, &c_size, 8);
+    blob.insert(blob.end(), fbytes.begin(), fbytes.end());
+    blob.resize(c_offset, 0);
+    blob.insert(blob.end(), constant_region.begin(), constant_region.end());
+    return blob;
+  }
+};
+
+struct Parsed {
+  std::string error;
+  bool unsupported = false;
+  Graph graph;
+};
+
+std::map<std::string, std::vector<float>> g_named = {
+    {"w", std::vector<float>(8 * 4, 0.5f)}, {"b", std::vector<float>(8, 0.25f)}, {"small", std::vector<float>(3)}};
+
+Parsed parse(const std::vector<uint8_t>& blob) {
+  Parsed p;
+  auto lookup = [](const char* key, const void** data, size_t* size) -> std::string {
+    auto it = g_named.find(key);
+    if (it == g_named.end()) return "no such key";
+    *data = it->second.data();
+    *size = it->second.size() * sizeof(float);
+    return "";
+  };
+  p.error = etrt::xnn::parse_blob(blob.data(), blob.size(), lookup, &p.graph, &p.unsupported);
+  return p;
+}
+
+// input [2,4] -> FullyConnected(w [8,4], b [8]) -> output [2,8], ReLU fused.
+Builder linear(uint32_t out_dim = 8, uint32_t weight_cidx_override = 0) {
+  Builder g;
+  g.num_externals = 2;
+  uint32_t w = weight_cidx_override ? weight_cidx_override : g.named("w", 128);
+  uint32_t bias = g.named("b", 32);
+  g.tensor({2, 4}, 0, 0, 1);
+  g.tensor({8, 4}, 1, kNone, 0, w);
+  g.tensor({8}, 2, kNone, 0, bias);
+  g.tensor({2, out_dim}, 3, 1, 2);
+  g.node(fb::Operation::FullyConnected, fb::CreateFullyConnected(g.b, 0, 1, 2, 3, 0).Union(), 0.0f,
+         std::numeric_limits<float>::infinity(), true);
+  return g;
+}
+
+TEST(XnnpackBlob, ValidLinearGraphParses) {
+  Parsed p = parse(linear().finish());
+  ASSERT_EQ(p.error, "");
+  ASSERT_EQ(p.graph.nodes.size(), 1u);
+  EXPECT_EQ(p.graph.inputs, std::vector<uint32_t>{0});
+  EXPECT_EQ(p.graph.outputs, std::vector<uint32_t>{3});
+  EXPECT_EQ(p.graph.nodes[0].out_min, 0.0f);
+  EXPECT_TRUE(std::isinf(p.graph.nodes[0].out_max));
+  // Named data is used in place, not copied (the program outlives the delegate).
+  EXPECT_EQ(p.graph.values[1].data, g_named["w"].data());
+}
+
+TEST(XnnpackBlob, HeaderOffsetsAreChecked) {
+  std::vector<uint8_t> good = linear().finish();
+  auto with = [&](size_t at, uint32_t value) {
+    std::vector<uint8_t> blob = good;
+    std::memcpy(blob.data() + at, &value, 4);
+    return parse(blob).error;
+  };
+  EXPECT_THAT(with(10, 0xFFFFFF00u), HasSubstr("flatbuffer offset"));
+  EXPECT_THAT(with(10, 8), HasSubstr("flatbuffer offset"));
+  EXPECT_THAT(with(14, static_cast<uint32_t>(good.size())), HasSubstr("flatbuffer size"));
+  EXPECT_THAT(with(14, 4), HasSubstr("flatbuffer size"));
+  EXPECT_THAT(with(18, 40), HasSubstr("constant data offset"));
+  EXPECT_THAT(with(18, static_cast<uint32_t>(good.size() + 1)), HasSubstr("constant data offset"));
+  std::vector<uint8_t> big = good;
+  uint64_t huge = UINT64_MAX - 3;
+  std::memcpy(big.data() + 22, &huge, 8);
+  EXPECT_THAT(parse(big).error, HasSubstr("constant data size"));
+  std::vector<uint8_t> tiny(good.begin(), good.begin() + 20);
+  EXPECT_THAT(parse(tiny).error, HasSubstr("XH00 header magic but is only 20 bytes"));
+}
+
+TEST(XnnpackBlob, IdentifierAndVerifierAreChecked) {
+  Builder g = linear();
+  g.identifier = "QQ42";
+  EXPECT_THAT(parse(g.finish()).error, HasSubstr("identifier is 'QQ42'"));
+  std::vector<uint8_t> blob = linear().finish();
+  uint32_t bad_root = 0x7FFFFFF0u;
+  std::memcpy(blob.data() + 32, &bad_root, 4);
+  EXPECT_THAT(parse(blob).error, HasSubstr("flatbuffer verification failed"));
+  // Legacy blobs without the header are the flatbuffer alone.
+  EXPECT_EQ(parse(linear().finish(/*header=*/false)).error, "");
+}
+
+TEST(XnnpackBlob, ValueIdsAndExternalIndicesAreChecked) {
+  {
+    Builder g = linear();
+    g.fully_connected(0, 1, 2, 99);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("output id 99 is not a value"));
+  }
+  {
+    Builder g;
+    g.num_externals = 1;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 1, 5, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("external index 5 is outside the 1 external values"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 1, 0, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("external index 0 is also used by value 0"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 0, 1, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("reuses id 0"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 9);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("unknown flags 9"));
+  }
+}
+
+TEST(XnnpackBlob, ConstantsAreChecked) {
+  EXPECT_THAT(parse(linear(8, 40).finish()).error, HasSubstr("constant index 40 is outside the constant table"));
+  {
+    Builder g;
+    g.num_externals = 2;
+    uint32_t w = g.named("not-there", 128);
+    g.tensor({2, 4}, 0, 0, 1);
+    g.tensor({8, 4}, 1, kNone, 0, w);
+    g.tensor({2, 8}, 2, 1, 2);
+    g.fully_connected(0, 1, kNone, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("named data 'not-there' is not in the program"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    uint32_t w = g.named("small", 128);
+    g.tensor({2, 4}, 0, 0, 1);
+    g.tensor({8, 4}, 1, kNone, 0, w);
+    g.tensor({2, 8}, 2, 1, 2);
+    g.fully_connected(0, 1, kNone, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("named data 'small' has 12 bytes, the tensor [8, 4] needs 128"));
+  }
+  {
+    // Constants in the blob's own region: copied (the blob dies after init), bounds checked.
+    Builder g;
+    g.num_externals = 2;
+    uint32_t w = g.inline_constant(std::vector<float>(32, 1.0f));
+    g.tensor({2, 4}, 0, 0, 1);
+    g.tensor({8, 4}, 1, kNone, 0, w);
+    g.tensor({2, 8}, 2, 1, 2);
+    g.fully_connected(0, 1, kNone, 2);
+    std::vector<uint8_t> blob = g.finish();
+    Parsed p = parse(blob);
+    ASSERT_EQ(p.error, "");
+    EXPECT_EQ(p.graph.values[1].data[31], 1.0f);
+    const auto* copy = reinterpret_cast<const uint8_t*>(p.graph.values[1].data);
+    EXPECT_TRUE(copy < blob.data() || copy >= blob.data() + blob.size()) << "constant not copied out of the blob";
+    uint64_t shrunk = 64;
+    std::memcpy(blob.data() + 22, &shrunk, 8);
+    EXPECT_THAT(parse(blob).error, HasSubstr("outside the blob's constant region"));
+  }
+}
+
+TEST(XnnpackBlob, NodeOrderAndShapesAreChecked) {
+  EXPECT_THAT(parse(linear(9).finish()).error, HasSubstr("is declared [2, 9] but the node computes [2, 8]"));
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2, 3}, 0, 0, 1);
+    g.tensor({3, 2}, 1);
+    g.tensor({3, 2}, 2, 1, 2);
+    std::vector<uint32_t> perm = {1, 1};
+    g.node(fb::Operation::Transpose, fb::CreateTransposeDirect(g.b, 2, &perm, 0, 1).Union());
+    g.node(fb::Operation::Copy, fb::CreateUnary(g.b, 1, 2).Union());
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("is not a permutation"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 1);
+    g.tensor({2}, 2, 1, 2);
+    g.node(fb::Operation::Copy, fb::CreateUnary(g.b, 1, 2).Union());  // reads 1 before it exists
+    g.node(fb::Operation::Copy, fb::CreateUnary(g.b, 0, 1).Union());
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("is not produced by an earlier node"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 1, 1, 2);
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("graph has no nodes"));
+  }
+}
+
+TEST(XnnpackBlob, UnsupportedThingsAreReportedAsSuch) {
+  Builder g;
+  g.num_externals = 2;
+  g.tensor({2}, 0, 0, 1, 0, fb::ElementType::qint8);
+  g.tensor({2}, 1, 1, 2);
+  Parsed p = parse(g.finish());
+  EXPECT_TRUE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("qint8"));
+  Builder h;
+  h.num_externals = 2;
+  h.tensor({2}, 0, 0, 1);
+  h.tensor({2}, 1, 1, 2);
+  h.node(fb::Operation::Attention, fb::CreateAttention(h.b, 0, 0, 0, 0, 0, 1).Union());
+  p = parse(h.finish());
+  EXPECT_TRUE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("Attention is not supported"));
+}
+
+TEST(XnnpackBlob, DamagedBlobsNeverCrash) {
+  std::vector<uint8_t> good = linear().finish();
+  for (size_t n = 0; n < good.size(); ++n) {  // every truncation
+    std::vector<uint8_t> cut(good.begin(), good.begin() + n);
+    EXPECT_NE(parse(cut).error, "") << "truncated to " << n;
+  }
+  std::mt19937 rng(1234);
+  size_t rejected = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::vector<uint8_t> blob = good;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) blob[rng() % blob.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    if (!parse(blob).error.empty()) ++rejected;
+  }
+  EXPECT_GT(rejected, 1000u);
+}
+
+}  // namespace

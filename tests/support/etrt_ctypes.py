@@ -163,9 +163,15 @@ class Method:
             self.program.library.check(self.lib.et_method_set_input(self.handle, index, ctypes.byref(entry[4]),
                                                                     ctypes.byref(error)), error)
 
-    def execute_prepared(self, prepared):
+    def execute_prepared(self, prepared, read_outputs=True):
         """Sets prepared inputs and runs, as a caller must before every run."""
-        return self.execute(prepared)
+        lib, handle = self.lib, self.handle
+        error = ctypes.c_void_p()
+        for index, entry in enumerate(prepared):
+            self.program.library.check(lib.et_method_set_input(handle, index, ctypes.byref(entry[4]),
+                                                               ctypes.byref(error)), error)
+        self.program.library.check(lib.et_method_execute(handle, ctypes.byref(error)), error)
+        return self.outputs() if read_outputs else None
 
     def execute(self, arrays=None):
         if arrays is not None:

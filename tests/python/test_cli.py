@@ -109,11 +109,11 @@ def test_inspect_names_the_plugin_serving_each_operator_without_loading_it():
 
 
 def test_inspect_flags_missing_providers():
-    result = run("inspect", str(MODELS / "mlp" / "xnnpack.pte"),
-                 env_extra={"ETRT_PLUGIN_PATH": ""})
-    # No XNNPACK plugin ships yet; when one does, point this at a program whose operator nobody provides.
+    result = run("inspect", str(SOURCE / "tests" / "program" / "corrupt" / "unknown_operator.pte"))
     assert result.returncode == 1
-    assert "XnnpackBackend" in result.stdout and "MISSING: no plugin provides it" in result.stdout
+    line = next(l for l in result.stdout.splitlines() if "custom::nope.out" in l)
+    assert "MISSING: no plugin provides it" in line
+    assert "loading this program will fail" in result.stdout
 
 
 def test_run_reports_outputs_latency_and_plugins(tmp_path):

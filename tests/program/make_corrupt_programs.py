@@ -248,10 +248,7 @@ def build_cases(ser):
     def offset_misaligned(program, plan):
         value(plan, 0).allocation_info.memory_offset_low = 98  # inside the buffer, not 4-byte aligned
     semantic("planned_offset_misaligned", OP_ADD, "forward", offset_misaligned, "program",
-             "aligned", "float32 input planned at byte offset 98 (in bounds, not a multiple of 4)",
-             core_bug="planned (and constant) offsets are bounds-checked but not alignment-checked: kernels get "
-                      "misaligned float pointers (UBSan: misaligned load; aligned SIMD loads would fault)",
-             probe="load")
+             "is not aligned to its 4-byte elements", "float32 input planned at byte offset 98 (in bounds, not a multiple of 4)")
 
     def offset_high(program, plan):
         value(plan, 0).allocation_info.memory_offset_high = 0xFFFFFFFF
@@ -342,7 +339,7 @@ def build_cases(ser):
     def free_oob(program, plan):
         plan.chains[0].instructions.append(S.Instruction(S.FreeCall(value_index=-3)))
     semantic("free_index_out_of_range", OP_ADD, "forward", free_oob, "program",
-             "instruction 1 of chain 0: free instructions (used only with unbounded dynamic shapes) are not supported", "FreeCall of value -3")
+             "instruction 1 of chain 0: free index out of range", "FreeCall of value -3")
 
     # ---- lists
     def intlist_not_int(program, plan):
@@ -475,27 +472,23 @@ def build_cases(ser):
     # ---- runtime-state cases (load fine; exercised by dedicated tests)
     def unplanned_output(program, plan):
         value(plan, 2).allocation_info = None
-    semantic("unplanned_intermediate", OP_ADD, "forward", unplanned_output, "execute", "out has no data",
+    semantic("unplanned_intermediate", OP_ADD, "forward", unplanned_output, "execute", "tensor argument 3 has no data",
              "add's output tensor has neither planned memory nor constant data: the kernel must refuse it "
              "(the runtime itself passes data == NULL through)")
 
     def free_input(program, plan):
         plan.chains[0].instructions.insert(0, S.Instruction(S.FreeCall(value_index=0)))
-    semantic("free_before_use", OP_ADD, "forward", free_input, "program",
-             "instruction 0 of chain 0: free instructions (used only with unbounded dynamic shapes) are not supported",
-             "FreeCall on input 0 before aten::add.out reads it (left planned memory NULL for good before "
-             "04600a8: the next set_input memcpy()ed into NULL)")
+    semantic("free_before_use", OP_ADD, "forward", free_input, "ok", None,
+             "FreeCall on input 0 before aten::add.out reads it: planned memory belongs to the plan, so the "
+             "free releases nothing and the program runs (before 04600a8 it left the input NULL for good)")
 
     def move_over_input(program, plan):
         plan.inputs = [0, 1, 3]  # input 2 is the Int alpha
         plan.chains[0].instructions.append(S.Instruction(S.MoveCall(move_from=0, move_to=3)))
-    semantic("move_tensor_over_scalar_input", OP_ADD, "forward", move_over_input, "execute",
+    semantic("move_tensor_over_scalar_input", OP_ADD, "forward", move_over_input, "input",
              "input 2: this input is a constant baked into the program",
              "input 2 is an Int; a MoveCall copies tensor value 0 over it, so after one run the input "
-             "looks like a tensor without a tensor slot",
-             core_bug="before 04600a8 Method::set_input indexed tensors_[-1]; since then it compares the "
-                      "given value with the input's current content, which the MoveCall replaced, so the "
-                      "tensor is accepted", probe="move-over-input")
+             "looks like a tensor without a tensor slot; the program's declaration decides (fixed after 04600a8)")
 
     def jump_on_tensor_without_data(program, plan):
         plan.values.append(S.EValue(S.Tensor(

@@ -186,6 +186,8 @@ et_error* Method::init_values() {
         Program::tensor_nbytes(*t, &nbytes, &ignored);
         tensor.nbytes = nbytes;
         tensor.capacity_bytes = nbytes;
+        std::copy(slot.sizes, slot.sizes + tensor.rank, slot.bound);
+        slot.bound_bytes = nbytes;
         tensor.dynamism = static_cast<int32_t>(t->shape_dynamism());
         if (const pte::AllocationDetails* alloc = t->allocation_info()) {
           uint64_t offset = (static_cast<uint64_t>(alloc->memory_offset_high()) << 32) | alloc->memory_offset_low();
@@ -430,10 +432,25 @@ et_error* Method::set_input(size_t index, const et_value& value) {
   et_value& target = values_[inputs_[index]];
   // The program's declaration decides (a move may have changed the value since).
   if (tensor_index_[inputs_[index]] < 0) {
-    // Scalar inputs are constants baked into the program; they must match.
-    bool same = value.tag == target.tag &&
-                (target.tag == ET_VALUE_DOUBLE ? std::fabs(value.as_double - target.as_double) <= 1e-4 + 1e-5 * std::fabs(target.as_double)
-                                               : value.as_int == target.as_int);
+    // Scalar inputs are constants baked into the program; they must match its declaration.
+    const pte::EValue* declared = plan_->values()->Get(static_cast<flatbuffers::uoffset_t>(inputs_[index]));
+    bool same = false;
+    switch (declared->val_type()) {
+      case pte::KernelTypes::Int:
+        same = value.tag == ET_VALUE_INT && value.as_int == declared->val_as_Int()->int_val();
+        break;
+      case pte::KernelTypes::Bool:
+        same = value.tag == ET_VALUE_BOOL && (value.as_int != 0) == declared->val_as_Bool()->bool_val();
+        break;
+      case pte::KernelTypes::Double: {
+        double want = declared->val_as_Double()->double_val();
+        same = value.tag == ET_VALUE_DOUBLE && std::fabs(value.as_double - want) <= 1e-4 + 1e-5 * std::fabs(want);
+        break;
+      }
+      default:
+        same = value.tag == target.tag;
+        break;
+    }
     if (!same)
       return make_error(ET_ERR_INVALID_ARGUMENT, where + ": this input is a constant baked into the program and the value given differs");
     input_set_[index] = true;
@@ -449,19 +466,20 @@ et_error* Method::set_input(size_t index, const et_value& value) {
                                                    scalar_type_name(given.dtype));
   if (given.rank != t.rank)
     return make_error(ET_ERR_INVALID_ARGUMENT, where + ": expected rank " + std::to_string(t.rank) + " " +
-                                                   shape_text(t.sizes, t.rank) + ", got rank " + std::to_string(given.rank) +
+                                                   shape_text(slot.bound, t.rank) + ", got rank " + std::to_string(given.rank) +
                                                    " " + shape_text(given.sizes, given.rank));
+  // Every check before anything changes, so a refused input leaves the method as it was.
   for (int32_t i = 0; i < t.rank; ++i)
     if (given.sizes[i] < 0)
       return make_error(ET_ERR_INVALID_ARGUMENT, where + ": negative size in " + shape_text(given.sizes, given.rank));
-  int64_t before[ET_MAX_RANK];
-  std::copy(t.sizes, t.sizes + t.rank, before);
-  if (et_error* error = host_api()->tensor_resize(&t, given.sizes, static_cast<size_t>(t.rank))) {
-    std::string message = where + ": shape " + shape_text(given.sizes, given.rank) + " does not fit the program's " +
-                          (t.dynamism == ET_SHAPE_STATIC ? "static shape " : "bound ") + shape_text(before, t.rank) +
-                          " (" + error->message + ")";
-    delete error;
-    return make_error(ET_ERR_INVALID_ARGUMENT, message);
+  for (int32_t i = 0; i < t.rank; ++i) {
+    bool fits = t.dynamism == ET_SHAPE_STATIC ? given.sizes[i] == slot.bound[i]
+                                              : given.sizes[i] >= 0 && given.sizes[i] <= slot.bound[i];
+    if (!fits)
+      return make_error(ET_ERR_INVALID_ARGUMENT,
+                        where + ": shape " + shape_text(given.sizes, given.rank) + " does not fit the program's " +
+                            (t.dynamism == ET_SHAPE_STATIC ? "static shape " : "bound ") + shape_text(slot.bound, t.rank) +
+                            " (dim " + std::to_string(i) + ")");
   }
   // The caller's data must be dense in the input's dim order (row-major when it gives none).
   bool same_order = true;
@@ -469,14 +487,20 @@ et_error* Method::set_input(size_t index, const et_value& value) {
     same_order = same_order && t.dim_order[i] == (given.dim_order ? given.dim_order[i] : static_cast<uint8_t>(i));
   if (!same_order || (given.strides != nullptr && !is_dense_in_order(given)))
     return make_error(ET_ERR_NOT_SUPPORTED, where + ": data must be dense in the input's dim order");
+  size_t numel = 1;
+  for (int32_t i = 0; i < t.rank; ++i) numel *= static_cast<size_t>(given.sizes[i]);
+  if (given.data == nullptr && numel > 0) return make_error(ET_ERR_INVALID_ARGUMENT, where + ": tensor has no data");
+
+  if (!slot.planned) t.capacity_bytes = slot.bound_bytes;  // an aliased input may grow back to its bound
+  if (et_error* error = host_api()->tensor_resize(&t, given.sizes, static_cast<size_t>(t.rank))) {
+    std::string message = where + ": " + error->message;
+    delete error;
+    return make_error(ET_ERR_INVALID_ARGUMENT, message);
+  }
   if (slot.planned) {
-    if (t.nbytes > 0) {
-      if (given.data == nullptr) return make_error(ET_ERR_INVALID_ARGUMENT, where + ": tensor has no data");
-      std::memcpy(t.data, given.data, t.nbytes);
-    }
+    if (t.nbytes > 0) std::memcpy(t.data, given.data, t.nbytes);
   } else {
     t.data = given.data;
-    t.capacity_bytes = t.nbytes;
   }
   input_set_[index] = true;
   return nullptr;
@@ -490,6 +514,19 @@ et_error* Method::fail_at(size_t chain, size_t pc, const Instruction& instr, et_
   cause->message = std::move(message);
   if (cause->plugin.empty() && instr.kind != Kind::Prim) cause->plugin = instr.plugin;
   return cause;
+}
+
+// A tensor with bytes but no data (freed, or an unplanned value nothing set)
+// must not reach a kernel: plugins may assume data is there.
+et_error* Method::check_tensor_data(const Instruction& instr) const {
+  for (size_t i = 0; i < instr.args.size(); ++i) {
+    const et_value* arg = instr.args[i];
+    if (arg->tag == ET_VALUE_TENSOR && arg->tensor->data == nullptr && arg->tensor->nbytes > 0 &&
+        !(instr.kind == Kind::Prim && i + 1 == instr.args.size()))  // et_view's out gets its data from the op
+      return make_error(ET_ERR_INVALID_PROGRAM, "tensor argument " + std::to_string(i) +
+                                                    " has no data (freed, or an unplanned value nothing produced)");
+  }
+  return nullptr;
 }
 
 et_error* Method::execute() {
@@ -514,6 +551,7 @@ et_error* Method::execute() {
         case Kind::Kernel:
         case Kind::Prim: {
           for (int32_t list : instr.int_lists) materialise(list);
+          if (et_error* error = check_tensor_data(instr)) return fail_at(c, pc, instr, error);
           et_error* error = instr.kind == Kind::Prim
                                 ? instr.prim(instr.args.data(), instr.args.size())
                                 : instr.kernel(instr.user_data, &context, instr.args.data(), instr.args.size());
@@ -523,6 +561,7 @@ et_error* Method::execute() {
         }
         case Kind::Delegate: {
           Delegate& d = delegates_[instr.delegate];
+          if (et_error* error = check_tensor_data(instr)) return fail_at(c, pc, instr, error);
           et_error* error = d.backend.execute(d.backend.user_data, d.handle, &context,
                                               const_cast<et_value* const*>(instr.args.data()), instr.args.size());
           if (error != nullptr) {
@@ -557,7 +596,10 @@ et_error* Method::execute() {
           break;
         }
         case Kind::Free:
-          if (values_[instr.a].tag == ET_VALUE_TENSOR) values_[instr.a].tensor->data = nullptr;
+          // Planned memory belongs to the plan: freeing releases only data the run attached.
+          if (values_[instr.a].tag == ET_VALUE_TENSOR && tensor_index_[instr.a] >= 0 &&
+              !tensors_[tensor_index_[instr.a]].planned)
+            values_[instr.a].tensor->data = nullptr;
           ++pc;
           break;
       }

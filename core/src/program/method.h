@@ -59,6 +59,8 @@ class Method {
     int64_t sizes[ET_MAX_RANK]{};
     int64_t strides[ET_MAX_RANK]{};
     uint8_t dim_order[ET_MAX_RANK]{};
+    int64_t bound[ET_MAX_RANK]{};  // the program's sizes: the upper bound of a dynamic shape
+    size_t bound_bytes = 0;
     bool planned = false;  // data lives in (and inputs are copied into) planned memory
   };
   struct Delegate {
@@ -74,6 +76,7 @@ class Method {
   void materialise(int32_t int_list_index);
   void find_reused_inputs();
   et_error* fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause);
+  et_error* check_tensor_data(const Instruction& instr) const;
 
   std::shared_ptr<Program> program_;
   const pte::ExecutionPlan* plan_ = nullptr;

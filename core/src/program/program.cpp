@@ -187,11 +187,20 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
           if (add_overflows(offset, nbytes, capacity))
             return at_value(v) + ": " + std::to_string(nbytes) + " bytes at offset " + std::to_string(offset) +
                    " exceed planned buffer " + std::to_string(id) + " of " + std::to_string(capacity) + " bytes";
+          size_t element = scalar_type_size(static_cast<int32_t>(t->scalar_type()));
+          if (offset % element != 0)
+            return at_value(v) + ": planned offset " + std::to_string(offset) + " is not aligned to its " +
+                   std::to_string(element) + "-byte elements";
           if (t->data_buffer_idx() > 0 && mutable_initial_data(t->data_buffer_idx()).size < nbytes)
             return at_value(v) + ": initial data " + std::to_string(t->data_buffer_idx()) + " is missing or too small";
         } else if (t->data_buffer_idx() > 0) {
-          if (constant_data(t->data_buffer_idx()).size < nbytes)
+          ByteSpan constant = constant_data(t->data_buffer_idx());
+          if (constant.size < nbytes)
             return at_value(v) + ": constant " + std::to_string(t->data_buffer_idx()) + " is missing or smaller than the tensor's " + std::to_string(nbytes) + " bytes";
+          size_t element = scalar_type_size(static_cast<int32_t>(t->scalar_type()));
+          if (nbytes > 0 && reinterpret_cast<uintptr_t>(constant.data) % element != 0)
+            return at_value(v) + ": constant " + std::to_string(t->data_buffer_idx()) + " is not aligned to its " +
+                   std::to_string(element) + "-byte elements";
         }
         break;
       }
@@ -283,9 +292,8 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
           break;
         }
         case pte::InstructionArguments::FreeCall:
-          // The exporter emits frees only for unbounded dynamic tensors, which etrt rejects;
-          // a free elsewhere would leave a later kernel reading a null tensor.
-          return where + ": free instructions (used only with unbounded dynamic shapes) are not supported";
+          if (!value_ok(instr->instr_args_as_FreeCall()->value_index())) return where + ": free index out of range";
+          break;
         default:
           return where + ": unknown instruction type";
       }

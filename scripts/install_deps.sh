@@ -10,7 +10,8 @@ $SUDO apt-get install -y --no-install-recommends \
   build-essential cmake ninja-build pkg-config binutils \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
   flatbuffers-compiler libflatbuffers-dev \
-  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  clang libclang-rt-14-dev  # the loader fuzzer (libFuzzer + sanitizers)
 python3 -m pip install --quiet pytest jsonschema numpy
 # The reference exporter and the side-by-side benchmark need PyTorch and ExecuTorch.
 # torch is pinned first: an unpinned torch would pull a multi-GB CUDA build.

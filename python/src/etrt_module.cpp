@@ -1,0 +1,307 @@
+// etrt._etrt: binding glue over libetrt's C API (through the header-only
+// etrt.hpp). Nothing here computes: no kernels, no registry, no thread pool.
+// The executorch.runtime-shaped classes live in python/etrt/__init__.py.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etrt/etrt.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+PyObject* g_error_type = nullptr;  // etrt._etrt.Error (subclass of RuntimeError)
+
+[[noreturn]] void raise_error(int32_t code, const std::string& message) { throw etrt::Error(code, message); }
+
+// NumPy dtype -> ExecuTorch ScalarType code (the et_dtype enum).
+int32_t dtype_code(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const auto size = dt.itemsize();
+  if (kind == 'f') {
+    if (size == 2) return ET_DTYPE_FLOAT16;
+    if (size == 4) return ET_DTYPE_FLOAT32;
+    if (size == 8) return ET_DTYPE_FLOAT64;
+  } else if (kind == 'i') {
+    if (size == 1) return ET_DTYPE_INT8;
+    if (size == 2) return ET_DTYPE_INT16;
+    if (size == 4) return ET_DTYPE_INT32;
+    if (size == 8) return ET_DTYPE_INT64;
+  } else if (kind == 'u' && size == 1) {
+    return ET_DTYPE_UINT8;
+  } else if (kind == 'b') {
+    return ET_DTYPE_BOOL;
+  }
+  raise_error(ET_ERR_INVALID_ARGUMENT, "unsupported input dtype " + py::str(py::object(dt)).cast<std::string>());
+}
+
+py::dtype numpy_dtype(int32_t code) {
+  switch (code) {
+    case ET_DTYPE_UINT8: return py::dtype("uint8");
+    case ET_DTYPE_INT8: return py::dtype("int8");
+    case ET_DTYPE_INT16: return py::dtype("int16");
+    case ET_DTYPE_INT32: return py::dtype("int32");
+    case ET_DTYPE_INT64: return py::dtype("int64");
+    case ET_DTYPE_FLOAT16: return py::dtype("float16");
+    case ET_DTYPE_FLOAT32: return py::dtype("float32");
+    case ET_DTYPE_FLOAT64: return py::dtype("float64");
+    case ET_DTYPE_BOOL: return py::dtype("bool");
+    default: raise_error(ET_ERR_INVALID_ARGUMENT, "output dtype " + std::to_string(code) + " has no NumPy equivalent");
+  }
+}
+
+size_t element_size(int32_t code) {
+  switch (code) {
+    case ET_DTYPE_UINT8: case ET_DTYPE_INT8: case ET_DTYPE_BOOL: return 1;
+    case ET_DTYPE_INT16: case ET_DTYPE_FLOAT16: case ET_DTYPE_BFLOAT16: return 2;
+    case ET_DTYPE_INT32: case ET_DTYPE_FLOAT32: return 4;
+    default: return 8;
+  }
+}
+
+py::dict value_info_dict(const et_value_info& info) {
+  py::dict d;
+  d["tag"] = info.tag;
+  d["dtype"] = info.dtype;
+  d["dynamism"] = info.dynamism;
+  py::tuple sizes(info.tag == ET_VALUE_TENSOR ? info.rank : 0), order(info.tag == ET_VALUE_TENSOR ? info.rank : 0);
+  for (int32_t i = 0; info.tag == ET_VALUE_TENSOR && i < info.rank; ++i) {
+    sizes[i] = info.sizes[i];
+    order[i] = info.dim_order[i];
+  }
+  d["sizes"] = sizes;
+  d["dim_order"] = order;
+  d["nbytes"] = info.nbytes;
+  return d;
+}
+
+py::dict method_info_dict(const et_method_info& info) {
+  py::dict d;
+  d["num_inputs"] = info.num_inputs;
+  d["num_outputs"] = info.num_outputs;
+  d["num_operators"] = info.num_operators;
+  d["num_delegates"] = info.num_delegates;
+  d["num_instructions"] = info.num_instructions;
+  d["num_planned_buffers"] = info.num_planned_buffers;
+  d["planned_bytes"] = info.planned_bytes;
+  return d;
+}
+
+py::dict plugin_dict(const etrt::PluginInfo& p) {
+  static const char* states[] = {"declared", "loaded", "failed"};
+  static const char* sources[] = {"explicit", "host_manifest", "env", "default"};
+  py::dict d;
+  d["name"] = p.name;
+  d["version"] = p.version;
+  d["description"] = p.description;
+  d["library_path"] = p.library_path;
+  d["manifest_path"] = p.manifest_path;
+  d["state"] = (p.state >= 0 && p.state < 3) ? states[p.state] : "unknown";
+  d["source"] = (p.source >= 0 && p.source < 4) ? sources[p.source] : "unknown";
+  d["priority"] = p.priority;
+  d["abi"] = py::make_tuple(p.abi_major, p.abi_minor);
+  d["built_abi"] = py::make_tuple(p.built_abi_major, p.built_abi_minor);
+  d["load_count"] = p.load_count;
+  d["failure"] = p.failure;
+  d["warnings"] = p.warnings;
+  return d;
+}
+
+py::list registry_list(int32_t kind) {
+  py::list out;
+  for (const auto& e : etrt::Runtime::get().entries(kind)) {
+    py::dict d;
+    d["name"] = e.name;
+    d["variant"] = e.variant;
+    d["plugin"] = e.plugin;
+    d["plugin_path"] = e.plugin_path;
+    d["priority"] = e.priority;
+    d["is_winner"] = e.is_winner;
+    d["reason"] = e.reason;
+    out.append(d);
+  }
+  return out;
+}
+
+// A loaded method; executions of one method are serialised, the GIL is
+// released while the runtime computes.
+struct PyMethod {
+  explicit PyMethod(etrt::Method m) : method(std::move(m)) {}
+  etrt::Method method;
+  std::mutex mutex;
+
+  py::list execute(const py::sequence& inputs) {
+    const size_t count = py::len(inputs);
+    if (count != method.num_inputs())
+      raise_error(ET_ERR_INVALID_ARGUMENT, "method takes " + std::to_string(method.num_inputs()) + " inputs, got " +
+                                               std::to_string(count));
+    // Everything the C values point to lives here until execute returns
+    // (inputs the program does not plan are aliased, not copied).
+    std::vector<py::array> arrays(count);
+    std::vector<std::vector<int64_t>> sizes(count), strides(count);
+    std::vector<et_tensor> tensors(count);
+    std::vector<et_value> values(count);
+    for (size_t i = 0; i < count; ++i) {
+      py::handle item = inputs[i];
+      et_value& v = values[i];
+      std::memset(&v, 0, sizeof v);
+      v.struct_size = sizeof v;
+      if (py::isinstance<py::bool_>(item)) {
+        v.tag = ET_VALUE_BOOL;
+        v.as_int = item.cast<bool>() ? 1 : 0;
+      } else if (py::isinstance<py::int_>(item)) {
+        v.tag = ET_VALUE_INT;
+        v.as_int = item.cast<int64_t>();
+      } else if (py::isinstance<py::float_>(item)) {
+        v.tag = ET_VALUE_DOUBLE;
+        v.as_double = item.cast<double>();
+      } else if (item.is_none()) {
+        v.tag = ET_VALUE_NULL;
+      } else {
+        // Buffer protocol / __array__: a C-contiguous array (copied only if needed).
+        py::array a = py::array::ensure(item, py::array::c_style);
+        if (!a) {
+          PyErr_Clear();
+          raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": expected an array, a number or None, got " +
+                                                   std::string(Py_TYPE(item.ptr())->tp_name));
+        }
+        const auto rank = a.ndim();
+        if (rank > ET_MAX_RANK) raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": rank too large");
+        arrays[i] = a;
+        sizes[i].assign(a.shape(), a.shape() + rank);
+        strides[i].resize(rank);
+        for (py::ssize_t d = 0; d < rank; ++d) strides[i][d] = a.strides(d) / a.itemsize();
+        et_tensor& t = tensors[i];
+        std::memset(&t, 0, sizeof t);
+        t.struct_size = sizeof t;
+        t.dtype = dtype_code(a.dtype());
+        t.rank = static_cast<int32_t>(rank);
+        t.sizes = sizes[i].data();
+        t.strides = strides[i].data();
+        t.data = const_cast<void*>(a.data());
+        t.nbytes = static_cast<size_t>(a.nbytes());
+        t.capacity_bytes = t.nbytes;
+        v.tag = ET_VALUE_TENSOR;
+        v.tensor = &t;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    {
+      py::gil_scoped_release release;
+      for (size_t i = 0; i < count; ++i) method.set_input(i, values[i]);
+      method.execute();
+    }
+    py::list out;
+    for (size_t i = 0; i < method.num_outputs(); ++i) out.append(output(method.output(i)));
+    return out;
+  }
+
+  static py::object output(const et_value& v) {
+    switch (v.tag) {
+      case ET_VALUE_NULL: return py::none();
+      case ET_VALUE_INT: return py::int_(v.as_int);
+      case ET_VALUE_BOOL: return py::bool_(v.as_int != 0);
+      case ET_VALUE_DOUBLE: return py::float_(v.as_double);
+      case ET_VALUE_TENSOR: {
+        const et_tensor& t = *v.tensor;
+        py::dtype dt = numpy_dtype(t.dtype);
+        const size_t item = element_size(t.dtype);
+        std::vector<py::ssize_t> shape(t.sizes, t.sizes + t.rank), strides(t.rank);
+        for (int32_t d = 0; d < t.rank; ++d) strides[d] = static_cast<py::ssize_t>(t.strides[d] * item);
+        if (t.nbytes == 0 || t.data == nullptr) return py::array(dt, shape);
+        // No base object: NumPy copies, so the result outlives the next execute.
+        return py::array(dt, shape, strides, t.data);
+      }
+      default:
+        raise_error(ET_ERR_INVALID_ARGUMENT, "output of value tag " + std::to_string(v.tag) + " is not supported yet");
+    }
+  }
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_etrt, m) {
+  m.doc() = "etrt binding glue over libetrt (use the `etrt` package, not this module)";
+
+  g_error_type = PyErr_NewExceptionWithDoc("etrt._etrt.Error", "An error reported by the etrt runtime.",
+                                           PyExc_RuntimeError, nullptr);
+  m.add_object("Error", py::handle(g_error_type));
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const etrt::Error& e) {
+      py::object exc = py::reinterpret_borrow<py::object>(g_error_type)(e.what());
+      exc.attr("code") = e.code();
+      exc.attr("status") = et_status_name(e.code());
+      exc.attr("plugin") = e.plugin();
+      PyErr_SetObject(g_error_type, exc.ptr());
+    }
+  });
+
+  py::class_<PyMethod>(m, "Method")
+      .def("execute", &PyMethod::execute, py::arg("inputs"))
+      .def_property_readonly("num_inputs", [](PyMethod& self) { return self.method.num_inputs(); })
+      .def_property_readonly("num_outputs", [](PyMethod& self) { return self.method.num_outputs(); });
+
+  py::class_<etrt::Program>(m, "Program")
+      .def_static("load_file", &etrt::Program::load, py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def_static(
+          "load_bytes",
+          [](py::buffer data, const std::string& origin) {
+            py::buffer_info info = data.request();  // any contiguous bytes-like object
+            if (info.ndim > 1 && info.strides.back() != info.itemsize)
+              raise_error(ET_ERR_INVALID_ARGUMENT, "program bytes must be contiguous");
+            const size_t size = static_cast<size_t>(info.size * info.itemsize);
+            py::gil_scoped_release release;  // the buffer stays held by `info`
+            return etrt::Program::load_bytes(info.ptr, size, origin);
+          },
+          py::arg("data"), py::arg("origin") = "(program bytes)")
+      .def_property_readonly("method_names", &etrt::Program::method_names)
+      .def("method_info", [](const etrt::Program& p, const std::string& name) { return method_info_dict(p.method_info(name)); })
+      .def("io_info", [](const etrt::Program& p, const std::string& name, bool output, size_t index) {
+        return value_info_dict(p.io_info(name, output, index));
+      })
+      .def("operators", &etrt::Program::operators)
+      .def("delegates", &etrt::Program::delegates)
+      .def("load_method", [](const etrt::Program& p, const std::string& name) {
+        etrt::Method method = [&] {
+          py::gil_scoped_release release;  // may load plugins and initialise delegates
+          return p.load_method(name);
+        }();
+        return std::make_unique<PyMethod>(std::move(method));
+      });
+
+  m.def("load_plugin", [](const std::string& path) { etrt::Runtime::get().load_plugin(path); }, py::arg("path"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("add_manifest", [](const std::string& path) { etrt::Runtime::get().add_manifest(path); }, py::arg("path"));
+  m.def("load_all_plugins", [] { return etrt::Runtime::get().load_all_plugins(); });
+  m.def("plugins", [] {
+    py::list out;
+    for (const auto& p : etrt::Runtime::get().plugins()) out.append(plugin_dict(p));
+    return out;
+  });
+  m.def("rejections", [] {
+    py::list out;
+    for (const auto& r : etrt::Runtime::get().rejections()) out.append(py::make_tuple(r.path, r.reason));
+    return out;
+  });
+  m.def("manifests", [] { return etrt::Runtime::get().manifests(); });
+  m.def("registry", &registry_list, py::arg("kind"));
+  m.def("operator_is_builtin", [](const std::string& name) { return et_operator_is_builtin(name.c_str()) != 0; });
+  m.def("report_json", [] { return etrt::Runtime::get().report_json(); });
+  m.def("num_threads", [] { return etrt::Runtime::get().num_threads(); });
+  m.def("set_num_threads", [](size_t n) { etrt::Runtime::get().set_num_threads(n); }, py::arg("n"));
+  m.def("registry_identity", [] { return reinterpret_cast<uintptr_t>(et_registry_identity()); });
+  m.def("threadpool_identity", [] { return reinterpret_cast<uintptr_t>(et_threadpool_identity()); });
+  m.def("version", [] { return std::string(et_version()); });
+  m.attr("ENTRY_OPERATOR") = static_cast<int>(ET_ENTRY_OPERATOR);
+  m.attr("ENTRY_BACKEND") = static_cast<int>(ET_ENTRY_BACKEND);
+  m.attr("ENTRY_TRACER") = static_cast<int>(ET_ENTRY_TRACER);
+}

@@ -239,9 +239,7 @@ et_error* binary(const char* op, Op kind, const View& a, const View& b, int32_t 
                            spec.alpha.text());
   int32_t cd = computation_dtype(kind, common);
   int32_t rd = result_dtype(kind, common);
-  if (!can_cast(rd, out.dtype))
-    return invalid(op, std::string("result type ") + dtype_name(rd) + " can't be cast to the output dtype " +
-                           dtype_name(out.dtype));
+  PW_TRY(check_result_cast(op, rd, out.dtype));
   PW_TRY(resize_out(op, out, shape, rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
   PW_TRY(check_data(op, out, "out"));
@@ -507,9 +505,7 @@ et_error* where(const char* op, const View& cond, const View& a, const View& b, 
     return unsupported(op, std::string("condition/mask dtype must be bool, got ") + dtype_name(cond.dtype));
   if (!is_storage_supported(common))
     return unsupported(op, std::string("dtype ") + dtype_name(common) + " is not supported");
-  if (!can_cast(common, out.dtype))
-    return invalid(op, std::string("result type ") + dtype_name(common) + " can't be cast to the output dtype " +
-                           dtype_name(out.dtype));
+  PW_TRY(check_result_cast(op, common, out.dtype));
   PW_TRY(resize_out(op, out, shape, rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
   PW_TRY(check_data(op, out, "out"));

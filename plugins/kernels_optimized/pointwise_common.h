@@ -84,6 +84,13 @@ inline bool can_cast(int32_t from, int32_t to) {
   return true;
 }
 
+// The op's result type must cast to the output's dtype (PyTorch's out= rule).
+inline et_error* check_result_cast(const char* op, int32_t result, int32_t out_dtype) {
+  if (can_cast(result, out_dtype)) return nullptr;
+  return invalid(op, std::string("result type ") + dtype_name(result) + " can't be cast to the output dtype " +
+                         dtype_name(out_dtype));
+}
+
 // A Scalar argument (Int, Double or Bool value).
 struct Scalar {
   enum Kind { kInt, kDouble, kBool } kind = kInt;

@@ -524,9 +524,7 @@ et_error* cat_out(void*, et_exec_context*, et_value* const* args, size_t nargs) 
     if (!ref && !skipped(ts[i])) ref = ts[i];
   }
   int32_t common = rt.get();
-  if (!can_cast(common, out->dtype))
-    return invalid(op, std::string("result type ") + dtype_name(common) + " can't be cast to the output dtype " +
-                           dtype_name(out->dtype));
+  PW_TRY(check_result_cast(op, common, out->dtype));
   if (ref == nullptr) {  // everything empty
     int64_t zero = 0;
     return out->rank == 1 ? resize_out(op, *out, &zero, 1) : nullptr;
@@ -592,9 +590,7 @@ et_error* stack_out(void*, et_exec_context*, et_value* const* args, size_t nargs
       return invalid(op, "stack expects each tensor to be equal size, but got " + shape_str(ref) + " at entry 0 and " +
                              shape_str(*ts[k]) + " at entry " + str(int64_t(k)));
   }
-  if (!can_cast(rt.get(), out->dtype))
-    return invalid(op, std::string("result type ") + dtype_name(rt.get()) + " can't be cast to the output dtype " +
-                           dtype_name(out->dtype));
+  PW_TRY(check_result_cast(op, rt.get(), out->dtype));
   int64_t shape[ET_MAX_RANK];
   for (int64_t i = 0, j = 0; i <= ref.rank; ++i) shape[i] = i == d ? static_cast<int64_t>(n) : ref.sizes[j++];
   PW_TRY(resize_out(op, *out, shape, ref.rank + 1));

@@ -47,9 +47,7 @@ et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd,
   if (!ok)
     return unsupported(op, std::string("dtype ") + dtype_name(in.dtype) + " is not supported (" + kinds_text(kKinds) +
                                " only)");
-  if (!can_cast(rd, out.dtype))
-    return invalid(op, std::string("result type ") + dtype_name(rd) + " can't be cast to the output dtype " +
-                           dtype_name(out.dtype));
+  PW_TRY(check_result_cast(op, rd, out.dtype));
   PW_TRY(resize_out(op, out, in.sizes, in.rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
   PW_TRY(check_data(op, out, "out"));

@@ -3,8 +3,10 @@
 include(CMakePackageConfigHelpers)
 
 set_target_properties(etrt PROPERTIES INSTALL_RPATH "")
+# The unversioned libetrt.so link is for linking only; the wheel leaves it out
+# (wheels hold no symlinks, so it would be a second copy of the library).
 install(TARGETS etrt etrt_plugin_api EXPORT etrtTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT etrt_namelink
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY plugin_api/etrt core/include/etrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES plugin_api/plugin.map manifests/schema.json cmake/EtrtPlugin.cmake cmake/write_manifest.cmake

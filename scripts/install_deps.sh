@@ -13,6 +13,8 @@ $SUDO apt-get install -y --no-install-recommends \
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   clang libclang-rt-14-dev  # the loader fuzzer (libFuzzer + sanitizers)
 python3 -m pip install --quiet pytest jsonschema numpy
+# Building the Python package (pip wheel --no-build-isolation in tests/python_package).
+python3 -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12"
 # The reference exporter and the side-by-side benchmark need PyTorch and ExecuTorch.
 # torch is pinned first: an unpinned torch would pull a multi-GB CUDA build.
 python3 -m pip install --quiet torch==2.13.0

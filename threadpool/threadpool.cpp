@@ -5,11 +5,9 @@
 #include <mutex>
 #include <string>
 
-#include <cpuinfo.h>
-#include <pthreadpool.h>
-
 #include "../core/src/error.h"
 #include "../core/src/logging.h"
+#include "pthreadpool_library.h"
 
 namespace etrt {
 namespace {
@@ -41,8 +39,14 @@ size_t default_thread_count() {
     log_message(LogLevel::Warn, "ignoring ETRT_NUM_THREADS='" + std::string(text) +
                                     "': expected an integer between 1 and 1024");
   }
-  if (cpuinfo_initialize()) {
-    uint32_t cores = cpuinfo_get_cores_count();
+  std::string error;
+  const CpuinfoLibrary* cpuinfo = cpuinfo_library(&error);
+  if (cpuinfo == nullptr) {
+    log_message(LogLevel::Warn, "cannot count the cores (" + error + "); the thread pool gets 1 thread");
+    return 1;
+  }
+  if (cpuinfo->initialize()) {
+    uint32_t cores = cpuinfo->get_cores_count();
     if (cores > 0) return cores;
   }
   return 1;
@@ -55,19 +59,28 @@ ThreadPool& ThreadPool::instance() {
 }
 
 void ThreadPool::create_locked(size_t threads) {
-  if (pool_ != nullptr) pthreadpool_destroy(pool_);
-  pool_ = pthreadpool_create(threads);
-  threads_ = pool_ != nullptr ? pthreadpool_get_threads_count(pool_) : 1;
+  created_ = true;
   ++generation_;
+  std::string error;
+  library_ = pthreadpool_library(&error);
+  if (library_ == nullptr) {
+    // Without pthreadpool everything still runs, on the calling thread.
+    log_message(LogLevel::Warn, "thread pool unavailable (" + error + "); running single-threaded");
+    threads_ = 1;
+    return;
+  }
+  if (pool_ != nullptr) library_->destroy(pool_);
+  pool_ = library_->create(threads);
+  threads_ = pool_ != nullptr ? library_->get_threads_count(pool_) : 1;
 }
 
 void ThreadPool::ensure_created() {
   {
     std::shared_lock lock(mutex_);
-    if (pool_ != nullptr) return;
+    if (created_) return;
   }
   std::unique_lock lock(mutex_);
-  if (pool_ == nullptr) create_locked(default_thread_count());
+  if (!created_) create_locked(default_thread_count());
 }
 
 size_t ThreadPool::size() {
@@ -97,7 +110,7 @@ void ThreadPool::parallel_for(size_t range, size_t grain, et_parallel_body body,
   }
   ensure_created();
   std::shared_lock lock(mutex_);
-  if (threads_ <= 1) {
+  if (threads_ <= 1 || pool_ == nullptr) {
     body(context, 0, range);
     return;
   }
@@ -105,7 +118,7 @@ void ThreadPool::parallel_for(size_t range, size_t grain, et_parallel_body body,
   size_t tile = std::max(grain, (range + threads_ * 4 - 1) / (threads_ * 4));
   TileThunk thunk{body, context, range};
   ++pool_use_depth;
-  pthreadpool_parallelize_1d_tile_1d(pool_, run_tile, &thunk, range, tile, 0);
+  library_->parallelize_1d_tile_1d(pool_, run_tile, &thunk, range, tile, 0);
   --pool_use_depth;
 }
 

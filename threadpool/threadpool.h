@@ -1,4 +1,5 @@
-// The one thread pool of the process: a pthreadpool owned by libetrt, created
+// The one thread pool of the process: a pthreadpool owned by libetrt (opened
+// privately, see pthreadpool_library.h), created
 // on first use, sized to the physical cores (cpuinfo) unless ETRT_NUM_THREADS
 // or et_threadpool_set_size says otherwise. Plugins borrow it through
 // parallel_for or a lease on the raw pthreadpool handle.
@@ -13,6 +14,8 @@
 struct pthreadpool;
 
 namespace etrt {
+
+struct PthreadpoolLibrary;
 
 class ThreadPool {
  public:
@@ -34,7 +37,9 @@ class ThreadPool {
   void ensure_created();
 
   std::shared_mutex mutex_;  // shared: users of pool_; exclusive: (re)creation
-  pthreadpool* pool_ = nullptr;
+  bool created_ = false;
+  const PthreadpoolLibrary* library_ = nullptr;  // libetrt's private pthreadpool
+  pthreadpool* pool_ = nullptr;                   // null when the library is unavailable
   size_t threads_ = 0;
   uint64_t generation_ = 0;
 };

@@ -96,8 +96,9 @@ class TensorInfo:
         return tuple(self._info["dim_order"])
 
     def is_memory_planned(self) -> bool:
-        # libetrt's et_value_info does not carry the placement yet (see python/INTEGRATION.md).
-        raise NotImplementedError("etrt does not report memory planning per tensor yet")
+        """True when the program places this tensor in one of its planned buffers
+        (inputs are then copied in); False when the caller provides its memory."""
+        return self._info["memory_id"] > 0
 
     def __repr__(self) -> str:
         return f"TensorInfo(sizes={list(self.sizes())}, dtype={self.dtype()}, nbytes={self.nbytes()})"

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "glue.h"
 
 namespace py = pybind11;
+using etrt::python::plugin_dict;
+using etrt::python::registry_list;
 
 namespace {
-
-PyObject* g_error_type = nullptr;  // etrt._etrt.Error (subclass of RuntimeError)
 
 [[noreturn]] void raise_error(int32_t code, const std::string& message) { throw etrt::Error(code, message); }
 
@@ -79,6 +80,7 @@ py::dict value_info_dict(const et_value_info& info) {
   d["sizes"] = sizes;
   d["dim_order"] = order;
   d["nbytes"] = info.nbytes;
+  d["memory_id"] = info.memory_id;
   return d;
 }
 
@@ -92,42 +94,6 @@ py::dict method_info_dict(const et_method_info& info) {
   d["num_planned_buffers"] = info.num_planned_buffers;
   d["planned_bytes"] = info.planned_bytes;
   return d;
-}
-
-py::dict plugin_dict(const etrt::PluginInfo& p) {
-  static const char* states[] = {"declared", "loaded", "failed"};
-  static const char* sources[] = {"explicit", "host_manifest", "env", "default"};
-  py::dict d;
-  d["name"] = p.name;
-  d["version"] = p.version;
-  d["description"] = p.description;
-  d["library_path"] = p.library_path;
-  d["manifest_path"] = p.manifest_path;
-  d["state"] = (p.state >= 0 && p.state < 3) ? states[p.state] : "unknown";
-  d["source"] = (p.source >= 0 && p.source < 4) ? sources[p.source] : "unknown";
-  d["priority"] = p.priority;
-  d["abi"] = py::make_tuple(p.abi_major, p.abi_minor);
-  d["built_abi"] = py::make_tuple(p.built_abi_major, p.built_abi_minor);
-  d["load_count"] = p.load_count;
-  d["failure"] = p.failure;
-  d["warnings"] = p.warnings;
-  return d;
-}
-
-py::list registry_list(int32_t kind) {
-  py::list out;
-  for (const auto& e : etrt::Runtime::get().entries(kind)) {
-    py::dict d;
-    d["name"] = e.name;
-    d["variant"] = e.variant;
-    d["plugin"] = e.plugin;
-    d["plugin_path"] = e.plugin_path;
-    d["priority"] = e.priority;
-    d["is_winner"] = e.is_winner;
-    d["reason"] = e.reason;
-    out.append(d);
-  }
-  return out;
 }
 
 // A loaded method; executions of one method are serialised, the GIL is
@@ -230,20 +196,7 @@ struct PyMethod {
 PYBIND11_MODULE(_etrt, m) {
   m.doc() = "etrt binding glue over libetrt (use the `etrt` package, not this module)";
 
-  g_error_type = PyErr_NewExceptionWithDoc("etrt._etrt.Error", "An error reported by the etrt runtime.",
-                                           PyExc_RuntimeError, nullptr);
-  m.add_object("Error", py::handle(g_error_type));
-  py::register_local_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const etrt::Error& e) {
-      py::object exc = py::reinterpret_borrow<py::object>(g_error_type)(e.what());
-      exc.attr("code") = e.code();
-      exc.attr("status") = et_status_name(e.code());
-      exc.attr("plugin") = e.plugin();
-      PyErr_SetObject(g_error_type, exc.ptr());
-    }
-  });
+  etrt::python::register_error_type(m);
 
   py::class_<PyMethod>(m, "Method")
       .def("execute", &PyMethod::execute, py::arg("inputs"))
@@ -278,30 +231,5 @@ PYBIND11_MODULE(_etrt, m) {
         return std::make_unique<PyMethod>(std::move(method));
       });
 
-  m.def("load_plugin", [](const std::string& path) { etrt::Runtime::get().load_plugin(path); }, py::arg("path"),
-        py::call_guard<py::gil_scoped_release>());
-  m.def("add_manifest", [](const std::string& path) { etrt::Runtime::get().add_manifest(path); }, py::arg("path"));
-  m.def("load_all_plugins", [] { return etrt::Runtime::get().load_all_plugins(); });
-  m.def("plugins", [] {
-    py::list out;
-    for (const auto& p : etrt::Runtime::get().plugins()) out.append(plugin_dict(p));
-    return out;
-  });
-  m.def("rejections", [] {
-    py::list out;
-    for (const auto& r : etrt::Runtime::get().rejections()) out.append(py::make_tuple(r.path, r.reason));
-    return out;
-  });
-  m.def("manifests", [] { return etrt::Runtime::get().manifests(); });
-  m.def("registry", &registry_list, py::arg("kind"));
-  m.def("operator_is_builtin", [](const std::string& name) { return et_operator_is_builtin(name.c_str()) != 0; });
-  m.def("report_json", [] { return etrt::Runtime::get().report_json(); });
-  m.def("num_threads", [] { return etrt::Runtime::get().num_threads(); });
-  m.def("set_num_threads", [](size_t n) { etrt::Runtime::get().set_num_threads(n); }, py::arg("n"));
-  m.def("registry_identity", [] { return reinterpret_cast<uintptr_t>(et_registry_identity()); });
-  m.def("threadpool_identity", [] { return reinterpret_cast<uintptr_t>(et_threadpool_identity()); });
-  m.def("version", [] { return std::string(et_version()); });
-  m.attr("ENTRY_OPERATOR") = static_cast<int>(ET_ENTRY_OPERATOR);
-  m.attr("ENTRY_BACKEND") = static_cast<int>(ET_ENTRY_BACKEND);
-  m.attr("ENTRY_TRACER") = static_cast<int>(ET_ENTRY_TRACER);
+  etrt::python::define_runtime_functions(m);
 }

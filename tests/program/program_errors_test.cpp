@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -627,6 +628,33 @@ TEST_F(WrongInputs, MethodNamesAndNullArguments) {
   et_error* e = nullptr;
   EXPECT_NE(et_program_io_info(add_->p, "forward", 0, 2, &info, &e), ET_OK);
   EXPECT_THAT(etrt_pte::take_message(e), HasSubstr("input 2 out of range"));
+}
+
+// ExecuTorch's exporter plans graph inputs and outputs into buffer 1 by default.
+TEST_F(WrongInputs, IoInfoReportsPlacementAndAcceptsTheShorterStruct) {
+  et_value_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(et_program_io_info(add_->p, "forward", 0, 0, &info, nullptr), ET_OK);
+  EXPECT_EQ(info.memory_id, 1);
+  ASSERT_EQ(et_program_io_info(add_->p, "forward", 1, 0, &info, nullptr), ET_OK);
+  EXPECT_EQ(info.memory_id, 1);
+
+  // A caller built before memory_id existed: everything else is filled, nothing past its struct is written.
+  struct { et_value_info info; } guarded{};
+  std::memset(&guarded.info, 0xAB, sizeof guarded.info);
+  guarded.info.struct_size = offsetof(et_value_info, memory_id);
+  ASSERT_EQ(et_program_io_info(add_->p, "forward", 0, 0, &guarded.info, nullptr), ET_OK);
+  EXPECT_EQ(guarded.info.struct_size, offsetof(et_value_info, memory_id));
+  EXPECT_EQ(guarded.info.tag, ET_VALUE_TENSOR);
+  EXPECT_EQ(guarded.info.dtype, ET_DTYPE_FLOAT32);
+  int32_t untouched;
+  std::memset(&untouched, 0xAB, sizeof untouched);
+  EXPECT_EQ(guarded.info.memory_id, untouched);
+
+  info.struct_size = offsetof(et_value_info, nbytes);
+  et_error* e = nullptr;
+  EXPECT_EQ(et_program_io_info(add_->p, "forward", 0, 0, &info, &e), ET_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(etrt_pte::take_message(e), HasSubstr("et_value_info is null or too small"));
 }
 
 TEST(WrongInputsDynamic, DynamicMlpBound) {

@@ -174,6 +174,8 @@ typedef struct et_value_info {
   int64_t sizes[ET_MAX_RANK];       /* the upper bound for dynamic shapes */
   uint8_t dim_order[ET_MAX_RANK];
   size_t nbytes;                    /* at the upper bound */
+  /* Appended after 0.1: written only when struct_size has room for it. */
+  int32_t memory_id;                /* planned buffer id (>= 1); 0: the caller provides the data */
 } et_value_info;
 
 typedef struct et_method_info {

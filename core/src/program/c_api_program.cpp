@@ -1,4 +1,7 @@
 // The exported C functions for programs and methods.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -34,6 +37,31 @@ int32_t finish_load(etrt::AlignedBuffer bytes, const std::string& origin, et_pro
     handle->method_names.push_back(handle->program->method_name(i));
   *out = handle;
   return ET_OK;
+}
+
+void fill_value_info(const etrt::pte::EValue& value, et_value_info* out) {
+  switch (value.val_type()) {
+    case etrt::pte::KernelTypes::Tensor: {
+      const etrt::pte::Tensor* t = value.val_as_Tensor();
+      out->tag = ET_VALUE_TENSOR;
+      out->dtype = static_cast<int32_t>(t->scalar_type());
+      out->rank = static_cast<int32_t>(t->sizes() ? t->sizes()->size() : 0);
+      out->dynamism = static_cast<int32_t>(t->shape_dynamism());
+      for (int32_t i = 0; i < out->rank; ++i) {
+        out->sizes[i] = t->sizes()->Get(static_cast<flatbuffers::uoffset_t>(i));
+        out->dim_order[i] = t->dim_order()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      }
+      std::string ignored;
+      etrt::Program::tensor_nbytes(*t, &out->nbytes, &ignored);
+      if (t->allocation_info() != nullptr) out->memory_id = static_cast<int32_t>(t->allocation_info()->memory_id());
+      break;
+    }
+    case etrt::pte::KernelTypes::Int: out->tag = ET_VALUE_INT; break;
+    case etrt::pte::KernelTypes::Bool: out->tag = ET_VALUE_BOOL; break;
+    case etrt::pte::KernelTypes::Double: out->tag = ET_VALUE_DOUBLE; break;
+    case etrt::pte::KernelTypes::String: out->tag = ET_VALUE_STRING; break;
+    default: out->tag = ET_VALUE_NULL; break;
+  }
 }
 
 const etrt::pte::ExecutionPlan* plan_of(const et_program* program, const char* method, et_error** error) {
@@ -106,34 +134,18 @@ int32_t et_program_io_info(const et_program* program, const char* method, int32_
   const etrt::pte::ExecutionPlan* plan = plan_of(program, method, error);
   if (plan == nullptr) return ET_ERR_NOT_FOUND;
   const auto* list = is_output ? plan->outputs() : plan->inputs();
-  if (out == nullptr || out->struct_size < sizeof(et_value_info))
+  // Callers built before memory_id existed pass the shorter struct; write what fits.
+  constexpr size_t kMinimumSize = offsetof(et_value_info, memory_id);
+  if (out == nullptr || out->struct_size < kMinimumSize)
     return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_value_info is null or too small"), error);
+  const size_t caller_size = out->struct_size;
   if (list == nullptr || index >= list->size())
     return hand_over(make_error(ET_ERR_NOT_FOUND, std::string(is_output ? "output " : "input ") + std::to_string(index) + " out of range"), error);
   const etrt::pte::EValue* value = plan->values()->Get(static_cast<flatbuffers::uoffset_t>(list->Get(static_cast<flatbuffers::uoffset_t>(index))));
-  *out = et_value_info{};
-  out->struct_size = sizeof(et_value_info);
-  switch (value->val_type()) {
-    case etrt::pte::KernelTypes::Tensor: {
-      const etrt::pte::Tensor* t = value->val_as_Tensor();
-      out->tag = ET_VALUE_TENSOR;
-      out->dtype = static_cast<int32_t>(t->scalar_type());
-      out->rank = static_cast<int32_t>(t->sizes() ? t->sizes()->size() : 0);
-      out->dynamism = static_cast<int32_t>(t->shape_dynamism());
-      for (int32_t i = 0; i < out->rank; ++i) {
-        out->sizes[i] = t->sizes()->Get(static_cast<flatbuffers::uoffset_t>(i));
-        out->dim_order[i] = t->dim_order()->Get(static_cast<flatbuffers::uoffset_t>(i));
-      }
-      std::string ignored;
-      etrt::Program::tensor_nbytes(*t, &out->nbytes, &ignored);
-      break;
-    }
-    case etrt::pte::KernelTypes::Int: out->tag = ET_VALUE_INT; break;
-    case etrt::pte::KernelTypes::Bool: out->tag = ET_VALUE_BOOL; break;
-    case etrt::pte::KernelTypes::Double: out->tag = ET_VALUE_DOUBLE; break;
-    case etrt::pte::KernelTypes::String: out->tag = ET_VALUE_STRING; break;
-    default: out->tag = ET_VALUE_NULL; break;
-  }
+  et_value_info info{};
+  info.struct_size = std::min(caller_size, sizeof(et_value_info));
+  fill_value_info(*value, &info);
+  std::memcpy(out, &info, info.struct_size);
   return ET_OK;
 }
 

@@ -1,0 +1,22 @@
+# etrt_read_soname(<library file> <out var>): the DT_SONAME of a shared library,
+# which is the name to dlopen at run time (e.g. libpthreadpool.so.0).
+function(etrt_read_soname library out_var)
+  get_filename_component(_real "${library}" REALPATH)
+  set(_soname "")
+  if(CMAKE_OBJDUMP)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p "${_real}" OUTPUT_VARIABLE _dump ERROR_QUIET RESULT_VARIABLE _rc)
+    if(_rc EQUAL 0)
+      string(REGEX MATCH "SONAME +([^\n ]+)" _match "${_dump}")
+      set(_soname "${CMAKE_MATCH_1}")
+    endif()
+  endif()
+  if(NOT _soname)
+    # No objdump: the versioned file name up to its major version.
+    get_filename_component(_name "${_real}" NAME)
+    string(REGEX MATCH "^.+\\.so\\.[0-9]+" _soname "${_name}")
+  endif()
+  if(NOT _soname)
+    message(FATAL_ERROR "cannot tell the soname of ${library}")
+  endif()
+  set(${out_var} "${_soname}" PARENT_SCOPE)
+endfunction()

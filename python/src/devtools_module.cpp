@@ -1,0 +1,73 @@
+// etrt._devtools: the package's second extension module, for tooling: it
+// explains which plugin would serve each operator and delegate of a program
+// without loading anything. It links libetrt on its own, so it sees the same
+// registry and thread pool as etrt._etrt (the package tests that).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "etrt/etrt.hpp"
+#include "glue.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// {"name", "kind", "builtin", "plugin", "library_path", "state"}; plugin is None when nothing would serve it.
+py::dict provider_of(int32_t kind, const std::string& name) {
+  static const char* states[] = {"declared", "loaded", "failed"};
+  py::dict d;
+  d["name"] = name;
+  d["kind"] = kind == ET_ENTRY_BACKEND ? "backend" : "operator";
+  const bool builtin = kind == ET_ENTRY_OPERATOR && et_operator_is_builtin(name.c_str()) != 0;
+  d["builtin"] = builtin;
+  d["plugin"] = py::none();
+  d["library_path"] = py::none();
+  d["state"] = py::none();
+  if (builtin) return d;
+  et_plugin_record record{};
+  record.struct_size = sizeof record;
+  if (et_registry_planned_provider(kind, name.c_str(), &record) != ET_OK) return d;
+  d["plugin"] = record.name;
+  d["library_path"] = record.library_path;
+  d["state"] = (record.state >= 0 && record.state < 3) ? states[record.state] : "unknown";
+  return d;
+}
+
+// Per method of a loaded program: each operator and delegate with its planned provider.
+py::dict program_plan(const etrt::Program& program) {
+  py::dict plan;
+  for (const std::string& method : program.method_names()) {
+    py::list entries;
+    for (const std::string& op : program.operators(method)) entries.append(provider_of(ET_ENTRY_OPERATOR, op));
+    for (const std::string& id : program.delegates(method)) entries.append(provider_of(ET_ENTRY_BACKEND, id));
+    plan[py::str(method)] = entries;
+  }
+  return plan;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_devtools, m) {
+  m.doc() = "etrt developer tools over libetrt (use etrt.devtools)";
+  etrt::python::translate_errors();
+  m.def("provider_of", [](const std::string& name, const std::string& kind) {
+    if (kind != "operator" && kind != "backend")
+      throw etrt::Error(ET_ERR_INVALID_ARGUMENT, "kind must be 'operator' or 'backend', got '" + kind + "'");
+    return provider_of(kind == "backend" ? ET_ENTRY_BACKEND : ET_ENTRY_OPERATOR, name);
+  }, py::arg("name"), py::arg("kind") = "operator");
+  m.def("program_plan_file", [](const std::string& path) {
+    etrt::Program program = [&] {
+      py::gil_scoped_release release;
+      return etrt::Program::load(path);
+    }();
+    return program_plan(program);
+  }, py::arg("path"));
+  m.def("program_plan_bytes", [](py::bytes data) {
+    std::string bytes = data;
+    etrt::Program program = etrt::Program::load_bytes(bytes.data(), bytes.size());
+    return program_plan(program);
+  }, py::arg("data"));
+  etrt::python::define_runtime_functions(m);
+}

@@ -1,0 +1,112 @@
+// Glue shared by the package's extension modules (etrt._etrt, etrt._devtools).
+// Each module links libetrt itself; both reach the one registry and thread pool
+// that libetrt owns, so these functions give the same answers from either.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "etrt/etrt.hpp"
+
+namespace etrt::python {
+
+namespace py = pybind11;
+
+// The package's exception type: etrt._etrt.Error (a RuntimeError) carrying
+// .code, .status and .plugin. Created once by etrt._etrt; other modules reuse it.
+inline py::object error_type() {
+  return py::module_::import("etrt._etrt").attr("Error");
+}
+
+inline void translate_errors() {
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const etrt::Error& e) {
+      py::object type = error_type();
+      py::object exc = type(e.what());
+      exc.attr("code") = e.code();
+      exc.attr("status") = et_status_name(e.code());
+      exc.attr("plugin") = e.plugin();
+      PyErr_SetObject(type.ptr(), exc.ptr());
+    }
+  });
+}
+
+inline void register_error_type(py::module_& m) {
+  PyObject* type = PyErr_NewExceptionWithDoc("etrt._etrt.Error", "An error reported by the etrt runtime.",
+                                             PyExc_RuntimeError, nullptr);
+  m.add_object("Error", py::handle(type));
+  translate_errors();
+}
+
+inline py::dict plugin_dict(const etrt::PluginInfo& p) {
+  static const char* states[] = {"declared", "loaded", "failed"};
+  static const char* sources[] = {"explicit", "host_manifest", "env", "default"};
+  py::dict d;
+  d["name"] = p.name;
+  d["version"] = p.version;
+  d["description"] = p.description;
+  d["library_path"] = p.library_path;
+  d["manifest_path"] = p.manifest_path;
+  d["state"] = (p.state >= 0 && p.state < 3) ? states[p.state] : "unknown";
+  d["source"] = (p.source >= 0 && p.source < 4) ? sources[p.source] : "unknown";
+  d["priority"] = p.priority;
+  d["abi"] = py::make_tuple(p.abi_major, p.abi_minor);
+  d["built_abi"] = py::make_tuple(p.built_abi_major, p.built_abi_minor);
+  d["load_count"] = p.load_count;
+  d["failure"] = p.failure;
+  d["warnings"] = p.warnings;
+  return d;
+}
+
+inline py::list registry_list(int32_t kind) {
+  py::list out;
+  for (const auto& e : etrt::Runtime::get().entries(kind)) {
+    py::dict d;
+    d["name"] = e.name;
+    d["variant"] = e.variant;
+    d["plugin"] = e.plugin;
+    d["plugin_path"] = e.plugin_path;
+    d["priority"] = e.priority;
+    d["is_winner"] = e.is_winner;
+    d["reason"] = e.reason;
+    out.append(d);
+  }
+  return out;
+}
+
+// Registry, loader and thread-pool functions every extension module offers.
+inline void define_runtime_functions(py::module_& m) {
+  m.def("load_plugin", [](const std::string& path) { etrt::Runtime::get().load_plugin(path); }, py::arg("path"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("add_manifest", [](const std::string& path) { etrt::Runtime::get().add_manifest(path); }, py::arg("path"));
+  m.def("load_all_plugins", [] { return etrt::Runtime::get().load_all_plugins(); });
+  m.def("plugins", [] {
+    py::list out;
+    for (const auto& p : etrt::Runtime::get().plugins()) out.append(plugin_dict(p));
+    return out;
+  });
+  m.def("rejections", [] {
+    py::list out;
+    for (const auto& r : etrt::Runtime::get().rejections()) out.append(py::make_tuple(r.path, r.reason));
+    return out;
+  });
+  m.def("manifests", [] { return etrt::Runtime::get().manifests(); });
+  m.def("registry", &registry_list, py::arg("kind"));
+  m.def("operator_is_builtin", [](const std::string& name) { return et_operator_is_builtin(name.c_str()) != 0; });
+  m.def("report_json", [] { return etrt::Runtime::get().report_json(); });
+  m.def("num_threads", [] { return etrt::Runtime::get().num_threads(); });
+  m.def("set_num_threads", [](size_t n) { etrt::Runtime::get().set_num_threads(n); }, py::arg("n"));
+  m.def("registry_identity", [] { return reinterpret_cast<uintptr_t>(et_registry_identity()); });
+  m.def("threadpool_identity", [] { return reinterpret_cast<uintptr_t>(et_threadpool_identity()); });
+  m.def("version", [] { return std::string(et_version()); });
+  m.attr("ENTRY_OPERATOR") = static_cast<int>(ET_ENTRY_OPERATOR);
+  m.attr("ENTRY_BACKEND") = static_cast<int>(ET_ENTRY_BACKEND);
+  m.attr("ENTRY_TRACER") = static_cast<int>(ET_ENTRY_TRACER);
+}
+
+}  // namespace etrt::python

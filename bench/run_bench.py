@@ -149,7 +149,14 @@ def main():
               "through ctypes (outputs stay in place, readable); ExecuTorch's time `Method.execute` on torch "
               "tensors. The last two columns are `etrt run`'s own median (same program, no Python in the "
               "loop, separate process): the floor the Python entry adds to."]
-    Path(args.output).write_text("\n".join(lines) + "\n")
+    # Sections written by hand or by other scripts (from the first "## " heading on) are kept.
+    output = Path(args.output)
+    kept = ""
+    if output.exists():
+        previous = output.read_text()
+        start = previous.find("\n## ")
+        kept = previous[start:] if start >= 0 else ""
+    output.write_text("\n".join(lines) + "\n" + kept)
     print(f"wrote {args.output}")
 
 

@@ -1,5 +1,7 @@
 #include "pthreadpool_library.h"
 
+#include "etrt/private_library.hpp"
+
 #include <dlfcn.h>
 #include <link.h>
 
@@ -13,10 +15,10 @@ namespace {
 using SymbolSlot = std::pair<const char*, void**>;
 
 // Opens `soname` privately and fills every slot; returns "" or why it failed.
-// RTLD_LOCAL: nothing of ours joins the global scope; RTLD_DEEPBIND: the
-// library resolves its own calls before looking at anything global.
+// RTLD_LOCAL: nothing of ours joins the global scope; RTLD_DEEPBIND (unless a
+// sanitizer forbids it): the library resolves its own calls before anything global.
 std::string open_private(const char* soname, std::initializer_list<SymbolSlot> slots, std::string* path) {
-  void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void* handle = dlopen(soname, plugin::private_open_flags());
   if (handle == nullptr) {
     const char* why = dlerror();
     return std::string("cannot open ") + soname + ": " + (why ? why : "unknown error");

@@ -97,7 +97,14 @@ struct Scalar {
   int64_t i = 0;
   double d = 0;
   static Scalar of_int(int64_t v) { Scalar s; s.kind = kInt; s.i = v; s.d = static_cast<double>(v); return s; }
-  static Scalar of_double(double v) { Scalar s; s.kind = kDouble; s.d = v; s.i = static_cast<int64_t>(v); return s; }
+  static Scalar of_double(double v) { Scalar s; s.kind = kDouble; s.d = v; s.i = saturate_to_int64(v); return s; }
+  // NaN -> 0 and out-of-range values -> the nearest bound (a plain cast would be UB).
+  static int64_t saturate_to_int64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+    if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(v);
+  }
   static Scalar of_bool(bool v) { Scalar s; s.kind = kBool; s.i = v; s.d = v; return s; }
   double to_double() const { return kind == kDouble ? d : static_cast<double>(i); }
   int64_t to_int() const { return kind == kDouble ? static_cast<int64_t>(d) : i; }
@@ -698,7 +705,7 @@ inline et_error* out_of_memory(const char* op) { return fail(ET_ERR_OUT_OF_MEMOR
 // degree-7 polynomial, exponent by bit manipulation. Relative error ~2 ulp;
 // 0 below -87.3 (and for -inf), +inf above 88.3, NaN propagates.
 inline float exp_fast(float x) {
-  const float xc = std::min(std::max(x, -87.3f), 88.3f);
+  const float xc = x != x ? 0.0f : std::min(std::max(x, -87.3f), 88.3f);  // NaN is returned below
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.0f / 5040.0f;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "etrt/private_library.hpp"
+
 namespace etrt::xnn {
 namespace {
 
@@ -15,12 +17,9 @@ namespace {
 
 // Sanitizer runtimes refuse RTLD_DEEPBIND; ETRT_XNNPACK_NO_DEEPBIND=1 opts out too.
 bool want_deep_bind() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return false;
-#else
+  if (!plugin::deep_bind_allowed()) return false;
   const char* text = std::getenv("ETRT_XNNPACK_NO_DEEPBIND");
   return text == nullptr || *text == '\0' || *text == '0';
-#endif
 }
 
 // Constant-initialised (no static constructor); set once under the flag and

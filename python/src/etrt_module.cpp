@@ -23,7 +23,7 @@ namespace {
 [[noreturn]] void raise_error(int32_t code, const std::string& message) { throw etrt::Error(code, message); }
 
 // NumPy dtype -> ExecuTorch ScalarType code (the et_dtype enum).
-int32_t dtype_code(const py::dtype& dt) {
+int32_t dtype_code(const py::dtype& dt, size_t input) {
   const char kind = dt.kind();
   const auto size = dt.itemsize();
   if (kind == 'f') {
@@ -40,7 +40,9 @@ int32_t dtype_code(const py::dtype& dt) {
   } else if (kind == 'b') {
     return ET_DTYPE_BOOL;
   }
-  raise_error(ET_ERR_INVALID_ARGUMENT, "unsupported input dtype " + py::str(py::object(dt)).cast<std::string>());
+  raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(input) + ": unsupported dtype " +
+                                           py::str(py::object(dt)).cast<std::string>() +
+                                           " (etrt takes bool, uint8, int8/16/32/64, float16/32/64)");
 }
 
 py::dtype numpy_dtype(int32_t code) {
@@ -147,7 +149,7 @@ struct PyMethod {
         et_tensor& t = tensors[i];
         std::memset(&t, 0, sizeof t);
         t.struct_size = sizeof t;
-        t.dtype = dtype_code(a.dtype());
+        t.dtype = dtype_code(a.dtype(), i);
         t.rank = static_cast<int32_t>(rank);
         t.sizes = sizes[i].data();
         t.strides = strides[i].data();

@@ -369,8 +369,9 @@ et_error* spatial_list(const char* op, const et_value* v, const char* name, int6
     return invalid(op, std::string(name) + " " + shape_of(list) + " must have 1 or " + std::to_string(spatial) +
                            " values for a " + std::to_string(spatial) + "-D convolution");
   for (int64_t x : list)
-    if (x < min_value)
-      return invalid(op, std::string(name) + " " + shape_of(list) + " must be >= " + std::to_string(min_value));
+    if (x < min_value || x > kMaxWindowParameter)
+      return invalid(op, std::string(name) + " " + shape_of(list) + " must be between " + std::to_string(min_value) +
+                             " and " + std::to_string(kMaxWindowParameter));
   out[0] = list[0];
   out[1] = list[list.size() - 1];
   return nullptr;

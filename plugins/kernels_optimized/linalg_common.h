@@ -86,6 +86,11 @@ inline et_error* get_int_list(const char* op, const et_value* v, const char* nam
   return nullptr;
 }
 
+// Strides, paddings and dilations of convolution and pooling windows. Far above
+// any real model; keeps window arithmetic such as dilation * (kernel - 1) and
+// input + 2 * padding inside int64 for whatever a corrupt program holds.
+constexpr int64_t kMaxWindowParameter = int64_t{1} << 24;
+
 inline et_error* expect_dtype(const char* op, const et_tensor& t, const char* name, int32_t dtype = ET_DTYPE_FLOAT32) {
   if (t.dtype == dtype) return nullptr;
   return unsupported(op, std::string(name) + " has dtype " + dtype_name(t.dtype) + ", which is not supported (" +

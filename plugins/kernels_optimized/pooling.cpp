@@ -32,8 +32,10 @@ et_error* pair(const char* op, const et_value* v, const char* name, int64_t min_
     return invalid(op, std::string(name) + " " + shape_of(list) + " must have 1 or 2 values");
   out[0] = list[0];
   out[1] = list[list.size() - 1];
-  if (out[0] < min_value || out[1] < min_value)
-    return invalid(op, std::string(name) + " " + shape_of(list) + " must be >= " + std::to_string(min_value));
+  for (int64_t x : {out[0], out[1]})
+    if (x < min_value || x > kMaxWindowParameter)
+      return invalid(op, std::string(name) + " " + shape_of(list) + " must be between " + std::to_string(min_value) +
+                             " and " + std::to_string(kMaxWindowParameter));
   return nullptr;
 }
 

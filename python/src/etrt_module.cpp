@@ -99,7 +99,7 @@ py::dict method_info_dict(const et_method_info& info) {
 }
 
 // A loaded method; executions of one method are serialised, the GIL is
-// released while the runtime computes.
+// released while the runtime computes (and while waiting for the method).
 struct PyMethod {
   explicit PyMethod(etrt::Method m) : method(std::move(m)) {}
   etrt::Method method;
@@ -160,13 +160,15 @@ struct PyMethod {
         v.tensor = &t;
       }
     }
-    std::lock_guard<std::mutex> lock(mutex);
-    {
-      py::gil_scoped_release release;
-      for (size_t i = 0; i < count; ++i) method.set_input(i, values[i]);
-      method.execute();
-    }
+    // Lock order: the method's mutex, then the GIL. Waiting for the mutex while
+    // holding the GIL would deadlock with a thread that holds the mutex and
+    // needs the GIL to copy its outputs out.
     py::list out;
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t i = 0; i < count; ++i) method.set_input(i, values[i]);
+    method.execute();
+    py::gil_scoped_acquire acquire;  // outputs are copied before another run may overwrite them
     for (size_t i = 0; i < method.num_outputs(); ++i) out.append(output(method.output(i)));
     return out;
   }

@@ -5,6 +5,8 @@
 // bias; and one test per rejection rule.
 // Tolerance: see linalg_test::tolerance (1e-4 relative + 1e-5 * sqrt(K)
 // absolute, K = Cin/groups * kh * kw terms per output).
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "linalg_test_support.h"
@@ -209,7 +211,17 @@ TEST(LinalgConv, RejectsStrideListOfTheWrongLength) {
 TEST(LinalgConv, RejectsZeroStride) {
   ConvArgs a;
   a.stride.items = {0, 1};
-  EXPECT_THAT(a.run(), HasSubstr("stride [0, 1] must be >= 1"));
+  EXPECT_THAT(a.run(), HasSubstr("stride [0, 1] must be between 1 and 16777216"));
+}
+
+// A corrupt program's window parameters must not overflow the shape arithmetic.
+TEST(LinalgConv, RejectsAbsurdDilationAndPadding) {
+  ConvArgs a;
+  a.dilation.items = {int64_t{1} << 62, 1};
+  EXPECT_THAT(a.run(), HasSubstr("dilation [4611686018427387904, 1] must be between 1 and 16777216"));
+  ConvArgs b;
+  b.padding.items = {1, std::numeric_limits<int64_t>::max()};
+  EXPECT_THAT(b.run(), HasSubstr("padding [1, 9223372036854775807] must be between 0 and 16777216"));
 }
 
 TEST(LinalgConv, RejectsStaticOutputOfTheWrongShape) {

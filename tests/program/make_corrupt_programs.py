@@ -112,6 +112,7 @@ PROGRAM_EXECUTION_PLAN, PROGRAM_SEGMENTS = 1, 4
 SEGMENT_OFFSET, SEGMENT_SIZE = 0, 1
 PLAN_NAME, PLAN_VALUES, PLAN_CHAINS = 0, 2, 5
 EVALUE_VAL = 1  # slot 0 is val_type
+KERNEL_TYPES_INT_LIST = 7  # NONE, Null, Int, Bool, Double, Tensor, String, IntList
 CHAIN_INSTRUCTIONS = 2
 INSTRUCTION_ARGS = 1  # slot 0 is instr_args_type
 
@@ -468,6 +469,29 @@ def build_cases(ser):
     add("instruction_union_without_value", OP_ADD, fb.b, "program", "instruction 0 of chain 0 has no arguments table",
         "Instruction 0 of the first method: instr_args_type KernelCall but no instr_args table",
         fixed_in="04600a8 (validate_plan dereferenced instr_args_as_KernelCall() without a null check)")
+
+    # ---- surgical: an int list whose 8-byte items sit 4 bytes off their
+    # alignment. The verifier only checks the vector's 4-byte length field;
+    # reading the items as int64 would be undefined behaviour (found by the fuzzer).
+    fb = Fb(read_model(DYN))
+    plan0 = fb.table_at(fb.root(), PROGRAM_EXECUTION_PLAN, 0)
+    n_values, _ = fb.vector(plan0, PLAN_VALUES)
+    for index in range(n_values):
+        ev = fb.table_at(plan0, PLAN_VALUES, index)
+        type_pos = fb.field(ev, EVALUE_VAL - 1)
+        if type_pos is not None and fb.b[type_pos] == KERNEL_TYPES_INT_LIST:
+            int_list = fb.deref(fb.field(ev, EVALUE_VAL))
+            if fb.vector(int_list, 0)[0] >= 2:
+                break
+    else:
+        raise AssertionError("no int list of two or more items in " + DYN)
+    items_pos = fb.field(int_list, 0)
+    # The vector now starts 4 bytes later: its length is the low half of item 0 (a small value
+    # index) and its items are misaligned.
+    struct.pack_into("<I", fb.b, items_pos, fb.u32(items_pos) + 4)
+    add("int_list_misaligned", DYN, fb.b, "program", f"value {index}: int list is misaligned",
+        f"IntList of value {index}: items vector moved 4 bytes, so its int64 items are 4-byte aligned",
+        fixed_in="elements_aligned() in Program::validate_plan (UBSan: misaligned int64 load)")
 
     # ---- runtime-state cases (load fine; exercised by dedicated tests)
     def unplanned_output(program, plan):

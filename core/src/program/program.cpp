@@ -14,6 +14,13 @@ std::string at_value(size_t index) { return "value " + std::to_string(index); }
 
 bool add_overflows(uint64_t a, uint64_t b, uint64_t limit) { return a > limit || b > limit - a; }
 
+// The verifier checks a vector's 4-byte length field, not that 8-byte elements
+// are 8-byte aligned; flatc always aligns them, a corrupt file need not.
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* vector) {
+  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
 }  // namespace
 
 size_t scalar_type_size(int32_t scalar_type) {
@@ -109,7 +116,9 @@ std::string Program::validate() {
   }
   size_t segment_count = p.segments() ? p.segments()->size() : 0;
   auto check_subsegments = [&](const pte::SubsegmentOffsets* sub, const char* what) -> std::string {
-    if (sub == nullptr || sub->offsets() == nullptr || sub->offsets()->size() <= 1) return "";
+    if (sub == nullptr || sub->offsets() == nullptr) return "";
+    if (!elements_aligned(sub->offsets())) return std::string(what) + " offsets are misaligned";
+    if (sub->offsets()->size() <= 1) return "";
     if (sub->segment_index() >= segment_count)
       return std::string(what) + " refers to segment " + std::to_string(sub->segment_index()) + " of " +
              std::to_string(segment_count);
@@ -148,6 +157,7 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
   auto tag_of = [&](int64_t index) { return values->Get(static_cast<flatbuffers::uoffset_t>(index))->val_type(); };
 
   const auto* buffer_sizes = plan.non_const_buffer_sizes();
+  if (!elements_aligned(buffer_sizes)) return "planned buffer sizes are misaligned";
   size_t buffer_count = buffer_sizes ? buffer_sizes->size() : 0;
   for (size_t i = 1; i < buffer_count; ++i)
     if (buffer_sizes->Get(static_cast<flatbuffers::uoffset_t>(i)) < 0) return "negative planned buffer size";
@@ -205,6 +215,7 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
         break;
       }
       case pte::KernelTypes::IntList:
+        if (!elements_aligned(value->val_as_IntList()->items())) return at_value(v) + ": int list is misaligned";
         if (value->val_as_IntList()->items())
           for (int64_t item : *value->val_as_IntList()->items())
             if (!value_ok(item) || tag_of(item) != pte::KernelTypes::Int)
@@ -221,6 +232,9 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
           for (int32_t item : *value->val_as_OptionalTensorList()->items())
             if (item != -1 && (!value_ok(item) || (tag_of(item) != pte::KernelTypes::Tensor && tag_of(item) != pte::KernelTypes::Null)))
               return at_value(v) + ": optional tensor list item " + std::to_string(item) + " is not a tensor value";
+        break;
+      case pte::KernelTypes::DoubleList:
+        if (!elements_aligned(value->val_as_DoubleList()->items())) return at_value(v) + ": double list is misaligned";
         break;
       default:
         break;

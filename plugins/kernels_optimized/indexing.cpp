@@ -396,12 +396,17 @@ et_error* arange(const char* op, const Scalar& start, const Scalar& end, const S
     return invalid(op, "upper bound and larger bound inconsistent with step sign (start " + start.text() + ", end " +
                            end.text() + ", step " + step.text() + ")");
   const bool ints = start.kind != Scalar::kDouble && end.kind != Scalar::kDouble && step.kind != Scalar::kDouble;
+  // Computed wide, then bounded: a corrupt program's range must not overflow the arithmetic.
+  constexpr double kMaxLength = 9.0e15;  // below 2^53: every index stays exact as a double
+  const double approximate = std::ceil((e - s) / st);
+  if (!(approximate < kMaxLength))
+    return invalid(op, "range " + start.text() + " -> " + end.text() + " step " + step.text() + " is too long");
   int64_t length = 0;
   if (ints) {
-    int64_t a = start.i, b = end.i, c = step.i;
-    length = c > 0 ? (b - a + c - 1) / c : (a - b + (-c) - 1) / (-c);
+    const __int128 a = start.i, b = end.i, c = step.i;
+    length = static_cast<int64_t>(c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c);
   } else {
-    length = static_cast<int64_t>(std::ceil((e - s) / st));
+    length = static_cast<int64_t>(approximate);
   }
   if (length < 0) length = 0;
   if (out.rank != 1) return invalid(op, "output must be 1-D, got shape " + shape_str(out));

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "pointwise_test_support.h"
@@ -386,6 +387,15 @@ TEST(PointwiseIndexRejects, ArangeStepSign) {
               HasSubstr("upper bound and larger bound inconsistent with step sign"));
   EXPECT_THAT(run("aten::arange.start_out", {&integer(0)->v, &integer(5)->v, &integer(0)->v, &out.v}),
               HasSubstr("step must be nonzero"));
+  // Ranges whose length does not fit (from corrupt programs) are refused, not overflowed.
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_THAT(run("aten::arange.start_out", {&integer(-big)->v, &integer(big)->v, &integer(1)->v, &out.v}),
+              HasSubstr("is too long"));
+  EXPECT_THAT(run("aten::arange.start_out", {&real(-1e300)->v, &real(1e300)->v, &real(1.0)->v, &out.v}),
+              HasSubstr("is too long"));
+  // The widest range that fits still gets its exact integer length.
+  TT two({2}, ET_DTYPE_INT64);
+  ASSERT_EQ(run("aten::arange.start_out", {&integer(-big)->v, &integer(big)->v, &integer(big)->v, &two.v}), "");
 }
 
 TEST(PointwiseIndexRejects, TriuNeedsTwoDims) {

@@ -143,3 +143,23 @@ def test_run_rejects_wrong_inputs_with_a_clear_message(tmp_path):
     assert one.returncode == 1 and "takes 2 inputs, 1 given" in one.stderr
     missing = run("run", str(tmp_path / "nothing.pte"))
     assert missing.returncode == 1 and "cannot open" in missing.stderr
+
+
+def test_layout_ops_on_constants_run_once_at_load(tmp_path):
+    # nn.Linear exports as permute_copy(weight) + addmm: the three weight transposes of the MLP are
+    # computed when the method loads, and every run still matches eager PyTorch.
+    import numpy as np
+    with np.load(MODELS / "mlp" / "inputs.npz") as data:
+        np.save(tmp_path / "x.npy", data["input_0"])
+    result = run("run", str(MODELS / "mlp" / "portable.pte"), "--input", str(tmp_path / "x.npy"),
+                 "--iterations", "3", "--output-dir", str(tmp_path / "out"), env_extra={"ETRT_LOG_LEVEL": "debug"})
+    assert result.returncode == 0, result.stderr
+    logs = result.stdout + result.stderr
+    assert "method 'forward': computed 3 instruction(s) on constants at load" in logs, logs
+    with np.load(MODELS / "mlp" / "expected.npz") as expected:
+        assert np.allclose(np.load(tmp_path / "out" / "output_0.npy"), expected["output_0"], rtol=1e-4, atol=1e-5)
+    # The delegated program has no such instruction left outside XNNPACK.
+    delegated = run("run", str(MODELS / "mlp" / "xnnpack.pte"), "--input", str(tmp_path / "x.npy"),
+                    env_extra={"ETRT_LOG_LEVEL": "debug"})
+    assert delegated.returncode == 0, delegated.stderr
+    assert "on constants at load" not in delegated.stdout + delegated.stderr

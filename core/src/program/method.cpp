@@ -76,6 +76,7 @@ et_error* Method::load(std::shared_ptr<Program> program, const std::string& name
     for (int32_t o : *plan->outputs()) method->outputs_.push_back(o);
   method->input_set_.assign(method->inputs_.size(), false);
   method->find_reused_inputs();
+  method->fold_constant_layout_ops();
   *out = std::move(method);
   return nullptr;
 }
@@ -595,6 +596,9 @@ et_error* Method::execute() {
           pc = truth ? pc + 1 : static_cast<size_t>(instr.b);
           break;
         }
+        case Kind::Folded:
+          ++pc;
+          break;
         case Kind::Free:
           // Planned memory belongs to the plan: freeing releases only data the run attached.
           if (values_[instr.a].tag == ET_VALUE_TENSOR && tensor_index_[instr.a] >= 0 &&

@@ -41,7 +41,8 @@ class Method {
   uint64_t executions() const { return executions_; }
 
  private:
-  enum class Kind { Kernel, Prim, Delegate, Move, JumpFalse, Free };
+  // Folded: a kernel call already computed at load (its inputs are constants).
+  enum class Kind { Kernel, Prim, Delegate, Move, JumpFalse, Free, Folded };
   struct Instruction {
     Kind kind = Kind::Kernel;
     std::string op_name;           // operator name or delegate id, for errors
@@ -75,6 +76,7 @@ class Method {
   et_error* init_instructions(std::vector<std::string>* missing);
   void materialise(int32_t int_list_index);
   void find_reused_inputs();
+  void fold_constant_layout_ops();
   et_error* fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause);
   et_error* check_tensor_data(const Instruction& instr) const;
 
@@ -82,6 +84,7 @@ class Method {
   const pte::ExecutionPlan* plan_ = nullptr;
   std::string name_;
   std::vector<AlignedBuffer> planned_;
+  std::vector<AlignedBuffer> folded_;  // results of instructions computed at load
   std::vector<et_value> values_;
   std::vector<TensorSlot> tensors_;             // indexed through tensor_index_
   std::vector<int32_t> tensor_index_;           // value index -> slot, -1 if not a tensor

@@ -8,10 +8,6 @@
 // space (dims coalesced, split across the host's pool) with a functor whose
 // contiguous inner loop GCC vectorises, and convert into `out` when its dtype
 // differs from the result's.
-// Kernels never read floating-point exception flags: without trapping math
-// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
-// handling) and vectorises them.
-#pragma GCC optimize("no-trapping-math")
 
 #include <atomic>
 
@@ -563,7 +559,7 @@ et_error* masked_fill_out(void*, et_exec_context*, et_value* const* args, size_t
   PW_TRY(check_data(op, *a, "self"));
   PW_TRY(check_data(op, *mask, "mask"));
   PW_TRY(check_storage(op, *a, "self"));
-  int64_t shape[ET_MAX_RANK], rank;
+  int64_t shape[ET_MAX_RANK], rank = 0;
   bool ok = broadcast_shapes(a->sizes, a->rank, mask->sizes, mask->rank, shape, &rank) && rank == a->rank;
   for (int64_t d = 0; ok && d < rank; ++d) ok = shape[d] == a->sizes[d];
   if (!ok) return invalid(op, "mask of shape " + shape_str(*mask) + " does not broadcast to self's shape " + shape_str(*a));

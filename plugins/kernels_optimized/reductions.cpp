@@ -4,10 +4,6 @@
 // merged, so a reduction over trailing contiguous dims is one flat run.
 // When there are fewer outputs than threads, the reduced range itself is
 // split across the pool and partial results merged.
-// Kernels never read floating-point exception flags: without trapping math
-// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
-// handling) and vectorises them.
-#pragma GCC optimize("no-trapping-math")
 
 #include <vector>
 

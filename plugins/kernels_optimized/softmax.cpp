@@ -3,10 +3,6 @@
 // into [outer, D, inner]: with inner == 1 rows are processed independently in
 // parallel; otherwise blocks of columns are processed with vectorised loops
 // across the inner dim.
-// Kernels never read floating-point exception flags: without trapping math
-// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
-// handling) and vectorises them.
-#pragma GCC optimize("no-trapping-math")
 
 #include "pointwise_common.h"
 #include "pointwise_ops.h"

@@ -1,9 +1,5 @@
 // Strided copies with dtype conversion, fills, and contiguous staging: the
 // engine behind the shape/copy kernels and the dtype handling of the others.
-// Kernels never read floating-point exception flags: without trapping math
-// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
-// handling) and vectorises them.
-#pragma GCC optimize("no-trapping-math")
 
 #include "pointwise_common.h"
 

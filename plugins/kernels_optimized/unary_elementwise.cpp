@@ -2,10 +2,6 @@
 // hardtanh, clamp, gelu (erf and tanh forms), sigmoid, silu, hardswish, ...
 // The exp-based float32 activations use pw::exp_fast so their contiguous
 // loops vectorise.
-// Kernels never read floating-point exception flags: without trapping math
-// GCC if-converts the selects in these loops (clamps, NaN checks, exp range
-// handling) and vectorises them.
-#pragma GCC optimize("no-trapping-math")
 
 #include "pointwise_common.h"
 #include "pointwise_ops.h"

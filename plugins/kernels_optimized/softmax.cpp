@@ -54,8 +54,10 @@ inline double exp_sum_only(const T* x, int64_t n, T m) {
   return s;
 }
 
+// Not inlined: compiled on their own these loops vectorise (inlined into the
+// kernel's body on the single-task path they stayed scalar; see loop_range).
 template <typename T, bool kLog>
-void softmax_row(const T* x, T* y, int64_t n) {
+[[gnu::noinline]] void softmax_row(const T* x, T* y, int64_t n) {
   const T m = row_max(x, n);
   if constexpr (kLog) {
     // y is scratch for the exponentials unless it aliases x.
@@ -74,7 +76,7 @@ void softmax_row(const T* x, T* y, int64_t n) {
 
 // Columns [j0, j1) of one [D, inner] block.
 template <typename T, bool kLog>
-void softmax_columns(const T* x, T* y, int64_t D, int64_t inner, int64_t j0, int64_t j1) {
+[[gnu::noinline]] void softmax_columns(const T* x, T* y, int64_t D, int64_t inner, int64_t j0, int64_t j1) {
   constexpr int64_t kBlock = 256;
   T m[kBlock], s[kBlock];
   for (int64_t b0 = j0; b0 < j1; b0 += kBlock) {

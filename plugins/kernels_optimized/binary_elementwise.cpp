@@ -300,6 +300,14 @@ int32_t promoted(const et_tensor& a, const Scalar& b) {
 
 // Kernels: argument layouts are the schema's arguments then the return.
 
+// alpha, when the operator has one, sits between the operands and out.
+et_error* read_alpha(const ArgReader& r, bool has_alpha, BinarySpec* spec) {
+  if (!has_alpha) return nullptr;
+  PW_TRY(r.scalar(2, "alpha", &spec->alpha));
+  spec->has_alpha = true;
+  return nullptr;
+}
+
 template <Op kOp>
 et_error* tensor_tensor(const char* op, et_value* const* args, size_t nargs, bool has_alpha) {
   ArgReader r(op, args, nargs);
@@ -309,10 +317,7 @@ et_error* tensor_tensor(const char* op, et_value* const* args, size_t nargs, boo
   PW_TRY(r.tensor(1, "other", &b));
   PW_TRY(r.tensor(has_alpha ? 3 : 2, "out", &out));
   BinarySpec spec;
-  if (has_alpha) {
-    PW_TRY(r.scalar(2, "alpha", &spec.alpha));
-    spec.has_alpha = true;
-  }
+  PW_TRY(read_alpha(r, has_alpha, &spec));
   PW_TRY(check_data(op, *a, "self"));
   PW_TRY(check_data(op, *b, "other"));
   return binary(op, kOp, view_of(*a), view_of(*b), promoted(*a, *b), *out, spec);
@@ -328,10 +333,7 @@ et_error* tensor_scalar(const char* op, et_value* const* args, size_t nargs, boo
   PW_TRY(r.scalar(1, "other", &s));
   PW_TRY(r.tensor(has_alpha ? 3 : 2, "out", &out));
   BinarySpec spec;
-  if (has_alpha) {
-    PW_TRY(r.scalar(2, "alpha", &spec.alpha));
-    spec.has_alpha = true;
-  }
+  PW_TRY(read_alpha(r, has_alpha, &spec));
   PW_TRY(check_data(op, *a, "self"));
   PW_TRY(check_storage(op, *a, "self"));
   int32_t common = promoted(*a, s);

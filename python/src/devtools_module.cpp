@@ -16,7 +16,6 @@ namespace {
 
 // {"name", "kind", "builtin", "plugin", "library_path", "state"}; plugin is None when nothing would serve it.
 py::dict provider_of(int32_t kind, const std::string& name) {
-  static const char* states[] = {"declared", "loaded", "failed"};
   py::dict d;
   d["name"] = name;
   d["kind"] = kind == ET_ENTRY_BACKEND ? "backend" : "operator";
@@ -31,7 +30,7 @@ py::dict provider_of(int32_t kind, const std::string& name) {
   if (et_registry_planned_provider(kind, name.c_str(), &record) != ET_OK) return d;
   d["plugin"] = record.name;
   d["library_path"] = record.library_path;
-  d["state"] = (record.state >= 0 && record.state < 3) ? states[record.state] : "unknown";
+  d["state"] = etrt::python::plugin_state_name(record.state);
   return d;
 }
 

@@ -43,8 +43,13 @@ inline void register_error_type(py::module_& m) {
   translate_errors();
 }
 
-inline py::dict plugin_dict(const etrt::PluginInfo& p) {
+// et_plugin_state as the Python side spells it.
+inline const char* plugin_state_name(int32_t state) {
   static const char* states[] = {"declared", "loaded", "failed"};
+  return (state >= 0 && state < 3) ? states[state] : "unknown";
+}
+
+inline py::dict plugin_dict(const etrt::PluginInfo& p) {
   static const char* sources[] = {"explicit", "host_manifest", "env", "default"};
   py::dict d;
   d["name"] = p.name;
@@ -52,7 +57,7 @@ inline py::dict plugin_dict(const etrt::PluginInfo& p) {
   d["description"] = p.description;
   d["library_path"] = p.library_path;
   d["manifest_path"] = p.manifest_path;
-  d["state"] = (p.state >= 0 && p.state < 3) ? states[p.state] : "unknown";
+  d["state"] = plugin_state_name(p.state);
   d["source"] = (p.source >= 0 && p.source < 4) ? sources[p.source] : "unknown";
   d["priority"] = p.priority;
   d["abi"] = py::make_tuple(p.abi_major, p.abi_minor);

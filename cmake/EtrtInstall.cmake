@@ -17,3 +17,8 @@ configure_package_config_file(cmake/etrtConfig.cmake.in ${PROJECT_BINARY_DIR}/et
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/etrtConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/etrtConfig.cmake ${PROJECT_BINARY_DIR}/etrtConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/etrt)
+# For plugin authors: the guide and the examples it walks through (they build
+# against this installed package alone).
+install(FILES docs/PLUGIN_GUIDE.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY examples/custom_op examples/delegate examples/out_of_tree DESTINATION ${CMAKE_INSTALL_DATADIR}/etrt/examples
+  PATTERN "__pycache__" EXCLUDE PATTERN "build" EXCLUDE)

@@ -1,5 +1,13 @@
 # etrt_add_plugin(NAME <name> SOURCES <...> [VERSION <v>] [MANIFEST <template>] [OPERATOR_LIST <file>] [OUTPUT_DIR <dir>]
-#                 [MANIFEST_DIR <dir>] [LINK <libs...>] [EXPORT_MAP <file>] [NO_INSTALL])
+#                 [MANIFEST_DIR <dir>] [LINK <libs...>] [EXPORT_MAP <file>] [ABI_MINOR <n>] [NO_INSTALL])
+#
+# Target etrt_plugin_<name>, file libetrt_<name>.so.<ABI major>, manifest <name>.json
+# (OUTPUT_DIR and MANIFEST_DIR default to the current binary directory).
+# ABI_MINOR builds against an older minor of the plugin ABI (ET_ABI_TARGET_MINOR;
+# the manifest then declares that minor), so the plugin also runs on older hosts;
+# its default is the variable ETRT_PLUGIN_ABI_MINOR (e.g. cmake -DETRT_PLUGIN_ABI_MINOR=1),
+# else the SDK's own minor.
+# Without a build type (CMAKE_BUILD_TYPE empty) the plugin is still optimised (-O2, NDEBUG).
 #
 # Builds a plugin the one way every plugin is built: a MODULE (never linked
 # against libetrt), hidden visibility, a version script exporting only
@@ -18,7 +26,23 @@ endif()
 set(ETRT_WRITE_MANIFEST_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/write_manifest.cmake)
 
 function(etrt_add_plugin)
-  cmake_parse_arguments(P "NO_INSTALL" "NAME;VERSION;MANIFEST;OPERATOR_LIST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "NAME;VERSION;MANIFEST;OPERATOR_LIST;OUTPUT_DIR;MANIFEST_DIR;EXPORT_MAP;ABI_MINOR"
+                        "SOURCES;LINK" ${ARGN})
+  if(NOT P_NAME OR NOT P_SOURCES)
+    message(FATAL_ERROR "etrt_add_plugin: give NAME <name> and SOURCES <files...>")
+  endif()
+  if(P_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "etrt_add_plugin(${P_NAME}): unknown arguments: ${P_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT DEFINED P_ABI_MINOR AND NOT "${ETRT_PLUGIN_ABI_MINOR}" STREQUAL "")
+    set(P_ABI_MINOR ${ETRT_PLUGIN_ABI_MINOR})
+  endif()
+  if(NOT DEFINED P_ABI_MINOR)
+    set(P_ABI_MINOR ${ETRT_ABI_MINOR})
+  elseif(NOT P_ABI_MINOR MATCHES "^[0-9]+$" OR P_ABI_MINOR GREATER ETRT_ABI_MINOR)
+    message(FATAL_ERROR "etrt_add_plugin(${P_NAME}): ABI_MINOR ${P_ABI_MINOR} is not a minor of the ABI this SDK "
+                        "has (${ETRT_ABI_MAJOR}.0 to ${ETRT_ABI_MAJOR}.${ETRT_ABI_MINOR})")
+  endif()
   if(NOT P_VERSION)
     set(P_VERSION "${PROJECT_VERSION}")
   endif()
@@ -48,6 +72,15 @@ function(etrt_add_plugin)
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE etrt::plugin_api ${P_LINK})
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  if(NOT P_ABI_MINOR EQUAL ETRT_ABI_MINOR)
+    target_compile_definitions(${target} PRIVATE ET_ABI_TARGET_MINOR=${P_ABI_MINOR})
+  endif()
+  if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+    # CMake's empty build type compiles without optimisation; a kernel plugin
+    # built that way by accident is several times slower.
+    target_compile_options(${target} PRIVATE -O2)
+    target_compile_definitions(${target} PRIVATE NDEBUG)
+  endif()
   # Shipped plugins carry no debug info outside Debug builds: the loader hashes
   # the whole file before dlopen, so its size is start-up time.
   target_link_options(${target} PRIVATE
@@ -64,7 +97,7 @@ function(etrt_add_plugin)
     add_custom_command(TARGET ${target} POST_BUILD
       COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${P_MANIFEST} -DOUTPUT=${P_MANIFEST_DIR}/${P_NAME}.json
               -DLIBRARY=$<TARGET_FILE:${target}> -DLIBRARY_REL=${library_rel}
-              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
+              -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${P_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
               -P ${ETRT_WRITE_MANIFEST_SCRIPT}
       VERBATIM)
   endif()
@@ -77,7 +110,7 @@ function(etrt_add_plugin)
         -DOUTPUT=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/manifests/${P_NAME}.json
         -DLIBRARY=\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/etrt/plugins/${file_name}
         -DLIBRARY_REL=../plugins/${file_name}
-        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${ETRT_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
+        -DABI_MAJOR=${ETRT_ABI_MAJOR} -DABI_MINOR=${P_ABI_MINOR} -DVERSION=${P_VERSION} -DOPERATOR_LIST=${P_OPERATOR_LIST}
         -P ${ETRT_WRITE_MANIFEST_SCRIPT} COMMAND_ERROR_IS_FATAL ANY)")
     endif()
   endif()

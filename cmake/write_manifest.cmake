@@ -1,20 +1,26 @@
 # Fills a manifest template: @LIBRARY_REL@ (path relative to the manifest),
 # @SHA256@ (of the built library), @ABI_MAJOR@, @ABI_MINOR@, @VERSION@, and
-# @OPERATORS_JSON@ from OPERATOR_LIST (a file with one operator per line, or a
-# directory of such *.txt files read in sorted order; blank lines and '#'
-# comments ignored).
+# @OPERATORS_JSON@ from OPERATOR_LIST: a kernel list (*.def, the operator of
+# every `ETRT_KERNEL("operator", ...)` line, see etrt/kernel.hpp), a file with one
+# operator per line (blank lines and '#' comments ignored), or a directory of
+# such *.def / *.txt files read in sorted order.
 file(SHA256 ${LIBRARY} SHA256)
 set(OPERATORS_JSON "")
 if(OPERATOR_LIST)
   if(IS_DIRECTORY ${OPERATOR_LIST})
-    file(GLOB _files ${OPERATOR_LIST}/*.txt)
+    file(GLOB _files ${OPERATOR_LIST}/*.txt ${OPERATOR_LIST}/*.def)
     list(SORT _files)
   else()
     set(_files ${OPERATOR_LIST})
   endif()
   set(_lines "")
   foreach(_file IN LISTS _files)
-    file(STRINGS ${_file} _file_lines)
+    if(_file MATCHES "\\.def$")
+      file(STRINGS ${_file} _file_lines REGEX "^[ \t]*ETRT_KERNEL\\(\"")
+      list(TRANSFORM _file_lines REPLACE "^[ \t]*ETRT_KERNEL\\(\"([^\"]+)\".*$" "\\1")
+    else()
+      file(STRINGS ${_file} _file_lines)
+    endif()
     list(APPEND _lines ${_file_lines})
   endforeach()
   foreach(_line IN LISTS _lines)

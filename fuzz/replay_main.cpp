@@ -1,10 +1,10 @@
-// pte_fuzz_replay: runs the fuzz entry point (pte_fuzzer.cpp) once on every
+// NAME_fuzz_replay: runs a fuzz entry point (NAME_fuzzer.cpp) once on every
 // file given, directories expanded (sorted, not recursive), with whatever
 // compiler built it -- so the entry point is exercised in every build, over
 // the seed corpus and the corrupt programs, and a fuzzer finding can be
 // replayed without clang.
 //
-//   pte_fuzz_replay [--rlimit-mb N] [--known-crashes LIST] PATH...
+//   NAME_fuzz_replay [--rlimit-mb N] [--known-crashes LIST] PATH...
 //
 // --rlimit-mb caps the address space (RLIMIT_AS) like libFuzzer's
 // -rss_limit_mb, so that a program planning gigabytes gets an allocation
@@ -68,6 +68,8 @@ std::set<std::string> read_list(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string program_name = std::filesystem::path(argv[0]).filename().string();
+  const char* program = program_name.c_str();
   std::set<std::string> known;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--rlimit-mb") == 0 && i + 1 < argc) {
       long mb = std::atol(argv[++i]);
 #if ETRT_REPLAY_ASAN
-      std::fprintf(stderr, "pte_fuzz_replay: AddressSanitizer build, --rlimit-mb %ld ignored (use ASAN_OPTIONS)\n", mb);
+      std::fprintf(stderr, "%s: AddressSanitizer build, --rlimit-mb %ld ignored (use ASAN_OPTIONS)\n", program, mb);
 #else
       rlimit limit{};
       limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(mb) << 20;
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: pte_fuzz_replay [--rlimit-mb N] [--known-crashes LIST] FILE_OR_DIR...\n");
+    std::fprintf(stderr, "usage: %s [--rlimit-mb N] [--known-crashes LIST] FILE_OR_DIR...\n", program);
     return 2;
   }
   LLVMFuzzerInitialize(&argc, &argv);
@@ -107,7 +109,7 @@ int main(int argc, char** argv) {
     bool ok = false;
     std::vector<uint8_t> bytes = read_file(path, &ok);
     if (!ok) {
-      std::fprintf(stderr, "pte_fuzz_replay: cannot read %s\n", path.c_str());
+      std::fprintf(stderr, "%s: cannot read %s\n", program, path.c_str());
       return 2;
     }
     std::string base = std::filesystem::path(path).filename().string();
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     ++ran;
   }
-  std::fprintf(stderr, "pte_fuzz_replay: %zu inputs returned normally; %zu known crashes still crash, %zu fixed\n", ran,
+  std::fprintf(stderr, "%s: %zu inputs returned normally; %zu known crashes still crash, %zu fixed\n", program, ran,
                known_crashed, known_fixed);
   return 0;
 }

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Builds pte_fuzzer with clang (libFuzzer + AddressSanitizer + UBSan, the whole
-# project instrumented) in its own build directory and fuzzes the program
-# loader for a bounded time. Exits non-zero when the fuzzer finds a crash, a
-# leak, a timeout or an out-of-memory; the reproducer is left in
-# $FUZZ_ARTIFACTS (replay it with
-# `LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so) build-fuzz/bin/pte_fuzzer FILE`
-# or, in any build, `bin/pte_fuzz_replay FILE`).
+# Builds the fuzzers with clang (libFuzzer + AddressSanitizer + UBSan, the whole
+# project instrumented) in their own build directory and runs each for a bounded
+# time: pte (the program loader and executor), manifest (plugin manifest reader
+# and schema validation), xnnpack_blob (the XNNPACK delegate blob parser), npy
+# (the command line tool's .npy reader), etdump (the etdump tracer's sessions and
+# its ETDump / debug buffer / Chrome trace writers). Exits non-zero when a fuzzer finds a
+# crash, a leak, a timeout or an out-of-memory; the reproducer is left in
+# $FUZZ_ARTIFACTS/NAME (replay it with
+# `LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so) build-fuzz/bin/NAME_fuzzer FILE`
+# or, in any build, `bin/NAME_fuzz_replay FILE`), and belongs in fuzz/corpus/NAME
+# once fixed (pte: the program-level findings; tests/program/corrupt holds the
+# hand-made corrupt programs).
 #
 # CI needs: apt-get install -y clang libclang-rt-14-dev   (Debian 12: clang 14)
 #
 # Environment:
-#   FUZZ_SECONDS    total fuzzing time (default 60)
+#   FUZZ_TARGETS    which fuzzers run, in order (default "pte manifest xnnpack_blob npy etdump")
+#   FUZZ_SECONDS    fuzzing time per target (default 60)
 #   FUZZ_BUILD_DIR  build directory (default <repo>/build-fuzz)
-#   FUZZ_CORPUS     working corpus, grows across runs (default $FUZZ_BUILD_DIR/fuzz/corpus)
-#   FUZZ_ARTIFACTS  where findings go (default $FUZZ_BUILD_DIR/fuzz/artifacts)
+#   FUZZ_CORPUS     working corpora, NAME/ per target, grow across runs (default $FUZZ_BUILD_DIR/fuzz/corpus)
+#   FUZZ_ARTIFACTS  where findings go, NAME/ per target (default $FUZZ_BUILD_DIR/fuzz/artifacts)
+#   FUZZ_EXTRA_ARGS extra libFuzzer arguments (e.g. -jobs=2 -workers=2)
 #   FUZZ_JOBS       build parallelism (default 2)
 #   FUZZ_CMAKE_ARGS extra arguments for the cmake configure step
 #   FUZZ_UB_FATAL   1: the first undefined-behaviour report stops the run and fails it, like a
@@ -25,6 +32,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
+TARGETS=${FUZZ_TARGETS:-pte manifest xnnpack_blob npy etdump}
 CORPUS=${FUZZ_CORPUS:-$BUILD/fuzz/corpus}
 ARTIFACTS=${FUZZ_ARTIFACTS:-$BUILD/fuzz/artifacts}
 export CC=${CC:-clang} CXX=${CXX:-clang++}
@@ -52,39 +60,71 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DCMAKE_EXE_LINKER_FLAGS="$LINK" \
   -DCMAKE_SHARED_LINKER_FLAGS="$LINK" \
   -DCMAKE_MODULE_LINKER_FLAGS="$LINK" ${FUZZ_CMAKE_ARGS:-} >/dev/null
-cmake --build "$BUILD" -j "${FUZZ_JOBS:-2}" --target pte_fuzzer pte_fuzz_seed_corpus etrt_plugin_kernels_optimized
+BUILD_TARGETS=(parser_fuzz_seed_corpus)
+for name in $TARGETS; do BUILD_TARGETS+=("${name}_fuzzer"); done
+# The program fuzzer runs the programs it loads: it needs their seeds and the kernels.
+if [[ " $TARGETS " == *" pte "* ]]; then BUILD_TARGETS+=(pte_fuzz_seed_corpus etrt_plugin_kernels_optimized); fi
+cmake --build "$BUILD" -j "${FUZZ_JOBS:-2}" --target "${BUILD_TARGETS[@]}"
 
-# Seeds: the reference programs and the corrupt programs of the tests, less the
-# ones that reproduce bugs already reported (fuzz/known_crashes.txt, and
+# Seeds of pte: the reference programs and the corrupt programs of the tests, less
+# the ones that reproduce bugs already reported (fuzz/known_crashes.txt, and
 # planned_offset_8gib.pte: a 3 KB file that makes the runtime allocate 8 GiB,
-# beyond -malloc_limit_mb) -- the fuzzer would stop on them at once.
-mkdir -p "$CORPUS" "$ARTIFACTS"
-SEEDS=$BUILD/fuzz/seeds
-rm -rf "$SEEDS" && mkdir -p "$SEEDS"
-cp "$BUILD"/fuzz/seed_corpus/*.pte "$SEEDS"/
-KNOWN=$(sed -e 's/#.*//' "$ROOT/fuzz/known_crashes.txt" | tr -s ' \t' '\n' | grep -v '^$' || true)
-for f in "$ROOT"/tests/program/corrupt/*.pte; do
-  name=$(basename "$f")
-  if [ "$name" = planned_offset_8gib.pte ] || grep -qx "$name" <<<"$KNOWN"; then continue; fi
-  cp "$f" "$SEEDS/corrupt_$name"
-done
+# beyond -malloc_limit_mb) -- the fuzzer would stop on them at once. The parser
+# targets start from the real files fuzz/make_seeds.py extracted and the committed
+# regression corpus fuzz/corpus/NAME (manifest: also the test plugins' manifests).
+seed_dirs() {
+  local name=$1
+  if [ "$name" = pte ]; then
+    local seeds=$BUILD/fuzz/seeds
+    rm -rf "$seeds" && mkdir -p "$seeds"
+    cp "$BUILD"/fuzz/seed_corpus/*.pte "$seeds"/
+    local known
+    known=$(sed -e 's/#.*//' "$ROOT/fuzz/known_crashes.txt" | tr -s ' \t' '\n' | grep -v '^$' || true)
+    for f in "$ROOT"/tests/program/corrupt/*.pte; do
+      local base
+      base=$(basename "$f")
+      if [ "$base" = planned_offset_8gib.pte ] || grep -qx "$base" <<<"$known"; then continue; fi
+      cp "$f" "$seeds/corrupt_$base"
+    done
+    echo "$seeds $ROOT/fuzz/corpus/pte"
+  else
+    echo "$BUILD/fuzz/parser_seeds/$name $ROOT/fuzz/corpus/$name"
+    if [ "$name" = manifest ] && [ -d "$BUILD/tests/plugins/manifests" ]; then echo "$BUILD/tests/plugins/manifests"; fi
+  fi
+}
 
 export ETRT_PLUGIN_PATH= ETRT_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=$UB_HALT}
-echo "run_fuzzer.sh: fuzzing for ${SECONDS_TO_RUN}s; corpus $CORPUS, findings in $ARTIFACTS" >&2
 status=0
-LOG=$BUILD/fuzz/last_run.log
-# The shared ASan runtime must be the first library loaded.
-LD_PRELOAD="$ASAN_RUNTIME" "$BUILD/bin/pte_fuzzer" "$CORPUS" "$SEEDS" \
-  -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
-  -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 2>&1 | tee "$LOG" || status=${PIPESTATUS[0]}
-if grep -q "runtime error:" "$LOG"; then
-  echo "run_fuzzer.sh: undefined behaviour reported (distinct locations):" >&2
-  grep -o "^[^ ]*: runtime error: .*" "$LOG" | sed -E 's/0x[0-9a-f]+/ADDR/g; s/-?[0-9]{6,}/N/g' | sort | uniq -c | sort -rn >&2
-fi
-if [ "$status" -ne 0 ]; then
-  echo "run_fuzzer.sh: the fuzzer found a problem (exit $status); reproducers:" >&2
-  ls -l "$ARTIFACTS" >&2 || true
-fi
+for name in $TARGETS; do
+  corpus=$CORPUS/$name
+  artifacts=$ARTIFACTS/$name
+  mkdir -p "$corpus" "$artifacts"
+  # shellcheck disable=SC2046
+  set -- $(seed_dirs "$name")
+  echo "run_fuzzer.sh: fuzzing $name for ${SECONDS_TO_RUN}s; corpus $corpus, findings in $artifacts" >&2
+  log=$BUILD/fuzz/last_run_$name.log
+  target_status=0
+  # In a process group of its own (setsid), with its output in a file: a sanitizer
+  # sometimes leaves a forked llvm-symbolizer behind, deadlocked before its exec
+  # and holding the output; killing the group after the run removes it, and no pipe
+  # waits for it. The shared ASan runtime must be the first library loaded.
+  setsid --wait env LD_PRELOAD="$ASAN_RUNTIME" "$BUILD/bin/${name}_fuzzer" "$corpus" "$@" \
+    -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_EXTRA_ARGS:-} > "$log" 2>&1 &
+  fuzzer_pid=$!
+  wait "$fuzzer_pid" || target_status=$?
+  kill -KILL -- "-$fuzzer_pid" 2>/dev/null || true
+  cat "$log"
+  if grep -q "runtime error:" "$log"; then
+    echo "run_fuzzer.sh: $name: undefined behaviour reported (distinct locations):" >&2
+    grep -o "^[^ ]*: runtime error: .*" "$log" | sed -E 's/0x[0-9a-f]+/ADDR/g; s/-?[0-9]{6,}/N/g' | sort | uniq -c | sort -rn >&2
+  fi
+  if [ "$target_status" -ne 0 ]; then
+    echo "run_fuzzer.sh: $name: the fuzzer found a problem (exit $target_status); reproducers:" >&2
+    ls -l "$artifacts" >&2 || true
+    status=$target_status
+  fi
+done
 exit "$status"

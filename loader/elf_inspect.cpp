@@ -447,7 +447,8 @@ ElfInfo inspect_elf(const uint8_t* data, size_t size) {
 ElfInfo inspect_elf_file(const std::string& path) {
   ElfInfo info;
   try {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; S_ISREG below refuses it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       info.error = std::string("cannot open: ") + std::strerror(errno);
       return info;

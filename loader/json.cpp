@@ -9,7 +9,7 @@ namespace etrt::loader {
 
 const JsonValue* JsonValue::find(std::string_view key) const {
   for (const auto& member : object) {
-    if (member.first == key) return &member.second;
+    if (member.key == key) return &member.value;
   }
   return nullptr;
 }
@@ -157,9 +157,9 @@ class Parser {
       if (at_end() || peek() != ':') return fail("expected ':' after object key, found " + describe_current());
       advance();
       skip_ws();
-      out->object.emplace_back(std::move(key), JsonValue{});
+      out->object.push_back(JsonMember{std::move(key), JsonValue{}});
       out->key_lines.push_back(key_line);
-      if (!parse_value(&out->object.back().second, depth)) return false;
+      if (!parse_value(&out->object.back().value, depth)) return false;
       skip_ws();
       if (!at_end() && peek() == ',') {
         advance();

@@ -10,6 +10,8 @@
 
 namespace etrt::loader {
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Type { Null, Bool, Number, String, Array, Object };
   Type type = Type::Null;
@@ -20,11 +22,18 @@ struct JsonValue {
   int64_t integer = 0;
   std::string string;  // decoded (\uXXXX incl. surrogate pairs -> UTF-8)
   std::vector<JsonValue> array;
-  std::vector<std::pair<std::string, JsonValue>> object;  // document order
+  // Document order. A struct of its own, not std::pair: clang with libstdc++ 12
+  // in C++20 rejects a pair of an incomplete type inside that type's definition.
+  std::vector<JsonMember> object;
   std::vector<int> key_lines;  // line of each object key, parallel to `object`
 
   const JsonValue* find(std::string_view key) const;  // nullptr if absent
   const char* type_name() const;  // "null","boolean","number","string","array","object"
+};
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 struct JsonParseResult {

@@ -6,10 +6,14 @@
 #include <cstdio>
 // GCC 12 reports a false -Wmaybe-uninitialized inside <regex> when built with
 // sanitizers; keep it from drowning real warnings.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
 #pragma GCC diagnostic pop
+#else
+#include <regex>
+#endif
 
 namespace etrt::loader {
 namespace {
@@ -68,9 +72,9 @@ void append_json(const JsonValue& v, std::string* out) {
       out->push_back('{');
       for (size_t i = 0; i < v.object.size(); ++i) {
         if (i) out->push_back(',');
-        append_quoted(v.object[i].first, out);
+        append_quoted(v.object[i].key, out);
         out->push_back(':');
-        append_json(v.object[i].second, out);
+        append_json(v.object[i].value, out);
         if (out->size() > kMaxShownChars) return;
       }
       out->push_back('}');
@@ -103,6 +107,62 @@ std::string show_number(const JsonValue& v) {
 
 // JSON Schema equality: numbers compare by value (1 == 1.0), objects ignore
 // member order.
+bool json_equal(const JsonValue& a, const JsonValue& b);
+
+std::vector<const JsonMember*> sorted_members(const JsonValue& object) {
+  std::vector<const JsonMember*> members;
+  for (const auto& member : object.object) members.push_back(&member);
+  std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->key < b->key; });
+  return members;
+}
+
+// A strict weak order under which equal values (json_equal) are equivalent.
+// Numbers order by their double value, so two distinct integers that round to
+// one double are equivalent but not equal: callers confirm with json_equal.
+int json_order(const JsonValue& a, const JsonValue& b) {
+  if (a.type != b.type) return a.type < b.type ? -1 : 1;
+  switch (a.type) {
+    case Type::Null: return 0;
+    case Type::Bool: return int(a.boolean) - int(b.boolean);
+    case Type::Number: return a.number < b.number ? -1 : b.number < a.number ? 1 : 0;
+    case Type::String: return a.string.compare(b.string) < 0 ? -1 : a.string == b.string ? 0 : 1;
+    case Type::Array:
+      for (size_t i = 0; i < a.array.size() && i < b.array.size(); ++i)
+        if (int c = json_order(a.array[i], b.array[i]); c != 0) return c;
+      return a.array.size() < b.array.size() ? -1 : a.array.size() > b.array.size() ? 1 : 0;
+    case Type::Object: {
+      if (a.object.size() != b.object.size()) return a.object.size() < b.object.size() ? -1 : 1;
+      auto left = sorted_members(a), right = sorted_members(b);
+      for (size_t i = 0; i < left.size(); ++i) {
+        if (int c = left[i]->key.compare(right[i]->key); c != 0) return c < 0 ? -1 : 1;
+        if (int c = json_order(left[i]->value, right[i]->value); c != 0) return c;
+      }
+      return 0;
+    }
+  }
+  return 0;
+}
+
+// duplicate[i]: items[i] equals an earlier item. O(n log n): sort indices,
+// then compare each item only with the distinct values seen in its run of
+// equivalent items (one, unless numbers differ beyond double precision).
+std::vector<bool> find_duplicates(const std::vector<JsonValue>& items) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return json_order(items[a], items[b]) < 0; });
+  std::vector<bool> duplicate(items.size(), false);
+  std::vector<size_t> distinct;  // first occurrences within the current run
+  for (size_t k = 0; k < order.size(); ++k) {
+    const JsonValue& item = items[order[k]];
+    if (k == 0 || json_order(items[order[k - 1]], item) != 0) distinct.clear();
+    bool seen = std::any_of(distinct.begin(), distinct.end(), [&](size_t d) { return json_equal(items[d], item); });
+    if (seen) duplicate[order[k]] = true;  // stable sort: the earlier index came first
+    else distinct.push_back(order[k]);
+  }
+  return duplicate;
+}
+
 bool json_equal(const JsonValue& a, const JsonValue& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
@@ -285,19 +345,12 @@ class Validator {
     const JsonValue* items = schema.find("items");
     const JsonValue* unique = schema.find("uniqueItems");
     bool check_unique = unique && unique->type == Type::Bool && unique->boolean;
+    std::vector<bool> duplicate = check_unique ? find_duplicates(v.array) : std::vector<bool>();
     for (size_t i = 0; i < n; ++i) {
       const JsonValue& item = v.array[i];
       std::string item_path = path + "[" + std::to_string(i) + "]";
       if (items) validate(*items, item, item_path);
-      if (check_unique) {
-        // Quadratic, but manifests are small and this keeps equality exact.
-        for (size_t j = 0; j < i; ++j) {
-          if (json_equal(v.array[j], item)) {
-            report(item.line, item_path, "duplicate item " + show(item));
-            break;
-          }
-        }
-      }
+      if (check_unique && duplicate[i]) report(item.line, item_path, "duplicate item " + show(item));
     }
   }
 

@@ -1,11 +1,10 @@
 #include "manifest.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "json.h"
-#include "json_schema.h"
+#include "loader/json.h"
+#include "loader/json_schema.h"
+#include "loader/plugin_file.h"
 
 namespace etrt::loader {
 
@@ -36,28 +35,31 @@ std::vector<std::string> string_list(const JsonValue* provides, std::string_view
   return out;
 }
 
+// JSON allows "\u0000"; a C path or name would end there, silently. Refused instead.
+bool find_nul_string(const JsonValue& value, const std::string& field, std::string* where, int* line) {
+  if (value.type == JsonValue::Type::String && value.string.find('\0') != std::string::npos) {
+    *where = field;
+    *line = value.line;
+    return true;
+  }
+  for (size_t i = 0; i < value.array.size(); ++i)
+    if (find_nul_string(value.array[i], field + "[" + std::to_string(i) + "]", where, line)) return true;
+  for (const auto& [key, item] : value.object)
+    if (find_nul_string(item, field.empty() ? key : field + "." + key, where, line)) return true;
+  return false;
+}
+
 }  // namespace
 
 bool read_manifest(const std::string& path, Manifest* out, std::string* error) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::absolute(path, ec);
-  auto size = std::filesystem::file_size(file, ec);
-  if (ec) {
-    *error = path + ": cannot read manifest: " + ec.message();
+  std::string text, problem;
+  // Regular files only (a FIFO would block), never written by others (docs/TRUST.md).
+  if (!read_regular_file(file.string(), kMaxManifestBytes, /*check_trust=*/true, &text, &problem)) {
+    *error = path + ": cannot read manifest: " + problem;
     return false;
   }
-  if (size > kMaxManifestBytes) {
-    *error = path + ": manifest is " + std::to_string(size) + " bytes, larger than the 1 MiB limit";
-    return false;
-  }
-  std::ifstream stream(file, std::ios::binary);
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  if (!stream) {
-    *error = path + ": cannot read manifest";
-    return false;
-  }
-  std::string text = buffer.str();
 
   JsonParseResult parsed = parse_json(text);
   if (!parsed.ok) {
@@ -77,6 +79,13 @@ bool read_manifest(const std::string& path, Manifest* out, std::string* error) {
     return false;
   }
 
+  std::string nul_field;
+  int nul_line = 0;
+  if (find_nul_string(parsed.value, "", &nul_field, &nul_line)) {
+    *error = path + ":" + std::to_string(nul_line) + ": field '" + nul_field +
+             "': contains a NUL character (\\u0000), which would cut the text short";
+    return false;
+  }
   const JsonValue& root = parsed.value;
   Manifest manifest;
   manifest.path = file.lexically_normal().string();

@@ -1,17 +1,20 @@
-#include "plugin_loader.h"
+#include "loader/plugin_loader.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cstddef>
 #include <string>
 
-#include "../core/src/error.h"
-#include "../core/src/logging.h"
-#include "dynamic_library.h"
-#include "elf_inspect.h"
-#include "sha256.h"
+#include "loader/dynamic_library.h"
+#include "loader/elf_inspect.h"
+#include "loader/plugin_file.h"
+#include "loader/sha256.h"
+#include "loader/trust.h"
 
 namespace etrt::loader {
 namespace {
+
+BeforeDlopenHook g_before_dlopen = nullptr;
+void* g_before_dlopen_context = nullptr;
 
 std::string version_text(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
@@ -24,116 +27,140 @@ std::string host_range_text(const et_abi_offer& offer) {
 // Fields of et_plugin_info every ABI 1.x plugin has.
 constexpr size_t kMinPluginInfoSize = offsetof(et_plugin_info, init) + sizeof(void*);
 
-et_error* fail(int32_t code, const PluginRecord& plugin, const std::string& reason) {
-  return make_error(code, "plugin " + plugin.library_path + ": " + reason);
+LoadResult& fail(LoadResult& result, int32_t code, const PluginRequest& request, const std::string& reason) {
+  result.code = code;
+  result.error = "plugin " + request.library_path + ": " + reason;
+  return result;
 }
 
-}  // namespace
+bool declares(const PluginRequest& request, int32_t kind, const std::string& name) {
+  const std::vector<std::string>& list = request.declared[kind];
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
 
-et_error* load_plugin_library(PluginRecord* plugin, const et_host_api* host, LoadOutcome* outcome) {
-  // 1. The file itself: an ELF for this machine that exports the entry symbol.
-  ElfInfo elf = inspect_elf_file(plugin->library_path);
-  if (!elf.ok) return fail(ET_ERR_INVALID_FILE, *plugin, elf.error);
+// A manifest that lies about what the plugin provides misleads lazy loading.
+void compare_with_manifest(const PluginRequest& request, LoadResult& result) {
+  if (request.declared == nullptr) return;
+  for (int32_t kind = 0; kind < 3; ++kind) {
+    for (const Registration& registration : result.registrations) {
+      if (registration.kind == kind && !declares(request, kind, registration.name))
+        result.warnings += std::string("registers ") + kind_name(kind) + " '" + registration.name +
+                           "' that its manifest does not list\n";
+    }
+    for (const std::string& name : request.declared[kind]) {
+      bool registered = std::any_of(result.registrations.begin(), result.registrations.end(),
+                                    [&](const Registration& r) { return r.kind == kind && r.name == name; });
+      if (!registered)
+        result.warnings +=
+            std::string("manifest lists ") + kind_name(kind) + " '" + name + "' that the plugin did not register\n";
+    }
+  }
+}
+
+// 1-2. The file itself, before any of its code runs.
+bool check_file(const PluginRequest& request, const PluginFile& file, LoadResult& result) {
+  ElfInfo elf = inspect_elf(file.data(), file.size());
+  if (!elf.ok) return fail(result, ET_ERR_INVALID_FILE, request, elf.error), false;
   if (!elf.has_exported(ET_PLUGIN_ENTRY_SYMBOL))
-    return fail(ET_ERR_INVALID_FILE, *plugin,
+    return fail(result, ET_ERR_INVALID_FILE, request,
                 "does not export the entry symbol " ET_PLUGIN_ENTRY_SYMBOL
-                " (not an etrt plugin, or built without ET_PLUGIN_EXPORT)");
+                " (not an etrt plugin, or built without ET_PLUGIN_EXPORT)"),
+           false;
   std::string extra;
   for (const ElfSymbol& symbol : elf.exported) {
     if (symbol.name == ET_PLUGIN_ENTRY_SYMBOL) continue;
     extra += (extra.empty() ? "" : ", ") + symbol.name;
   }
-  if (!extra.empty()) {
-    outcome->warnings += "exports symbols besides " ET_PLUGIN_ENTRY_SYMBOL ": " + extra + "\n";
-    log_message(LogLevel::Warn, "plugin " + plugin->library_path + " exports extra symbols: " + extra);
-  }
+  if (!extra.empty()) result.warnings += "exports symbols besides " ET_PLUGIN_ENTRY_SYMBOL ": " + extra + "\n";
 
-  // 2. Integrity, when the manifest pins the file.
-  if (!plugin->expected_sha256.empty()) {
-    std::string actual, error;
-    if (!sha256_file_hex(plugin->library_path, &actual, &error))
-      return fail(ET_ERR_INVALID_FILE, *plugin, error);
-    if (actual != plugin->expected_sha256)
-      return fail(ET_ERR_INVALID_FILE, *plugin,
-                  "SHA-256 mismatch: manifest " + plugin->manifest_path + " expects " +
-                      plugin->expected_sha256 + ", file has " + actual);
-  }
+  AllowList allowlist = allowlist_from_env();
+  if (request.expected_sha256.empty() && !allowlist.active) return true;
+  if (!allowlist.error.empty()) return fail(result, ET_ERR_LOAD_FAILED, request, allowlist.error), false;
+  std::string actual = sha256_hex(file.data(), file.size());
+  if (!request.expected_sha256.empty() && actual != request.expected_sha256)
+    return fail(result, ET_ERR_INVALID_FILE, request,
+                "SHA-256 mismatch: manifest " + request.manifest_path + " expects " + request.expected_sha256 +
+                    ", file has " + actual),
+           false;
+  if (allowlist.active && allowlist.digests.count(actual) == 0)
+    return fail(result, ET_ERR_LOAD_FAILED, request,
+                "refused: SHA-256 " + actual + " is not in the allow-list " + allowlist.source +
+                    " (ETRT_PLUGIN_ALLOWLIST)"),
+           false;
+  return true;
+}
 
-  // 3. dlopen; RTLD_LOCAL keeps its symbols out of everyone else's lookups.
+}  // namespace
+
+void set_before_dlopen_hook_for_testing(BeforeDlopenHook hook, void* context) {
+  g_before_dlopen = hook;
+  g_before_dlopen_context = context;
+}
+
+LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* host) {
+  LoadResult result;
+  PluginFile file;
   std::string error;
-  void* library = open_library(plugin->library_path, &error);
-  if (library == nullptr) return fail(ET_ERR_LOAD_FAILED, *plugin, "dlopen failed: " + error);
+  if (!file.open(request.library_path, &error)) return std::move(fail(result, ET_ERR_INVALID_FILE, request, error));
+  if (!check_file(request, file, result)) return result;
+
+  // 3. dlopen the descriptor that was checked; RTLD_LOCAL keeps its symbols out of everyone else's lookups.
+  if (g_before_dlopen != nullptr) g_before_dlopen(request.library_path, g_before_dlopen_context);
+  bool pinned = false;
+  std::string load_path = file.load_path(&pinned);
+  if (!pinned)
+    result.warnings += "/proc/self/fd is not available: loaded by path, so the file could change after its checks\n";
+  void* library = open_library(load_path, &error);
+  if (library == nullptr) return std::move(fail(result, ET_ERR_LOAD_FAILED, request, "dlopen failed: " + error));
+  file.keep_descriptor_open();
+  result.library = library;  // never closed: what it registered may be referenced anywhere
   auto entry = reinterpret_cast<et_plugin_entry_fn>(find_symbol(library, ET_PLUGIN_ENTRY_SYMBOL, &error));
-  if (entry == nullptr) return fail(ET_ERR_INVALID_FILE, *plugin, "entry symbol not found: " + error);
-  outcome->library = library;  // never closed: what it registered may be referenced anywhere
+  if (entry == nullptr) return std::move(fail(result, ET_ERR_INVALID_FILE, request, "entry symbol not found: " + error));
 
   // 4. Negotiate before running any other plugin code.
   et_abi_offer offer{sizeof(et_abi_offer), ET_ABI_MAJOR, 0, ET_ABI_MINOR};
   et_abi_answer answer{};
   answer.struct_size = sizeof(et_abi_answer);
   int32_t status = entry(&offer, &answer);
-  if (status != ET_OK || answer.major != offer.major || answer.minor > offer.max_minor) {
-    return fail(ET_ERR_ABI_MISMATCH, *plugin,
-                "plugin speaks ABI " + version_text(answer.major, answer.minor) +
-                    ", this host speaks ABI " + host_range_text(offer));
-  }
+  if (status != ET_OK || answer.major != offer.major || answer.minor > offer.max_minor)
+    return std::move(fail(result, ET_ERR_ABI_MISMATCH, request,
+                          "plugin speaks ABI " + version_text(answer.major, answer.minor) +
+                              ", this host speaks ABI " + host_range_text(offer)));
   const et_plugin_info* info = answer.info;
   if (info == nullptr || info->struct_size < kMinPluginInfoSize || info->init == nullptr)
-    return fail(ET_ERR_ABI_MISMATCH, *plugin, "plugin info is missing or smaller than ABI 1.0's");
+    return std::move(fail(result, ET_ERR_ABI_MISMATCH, request, "plugin info is missing or smaller than ABI 1.0's"));
   if (info->name == nullptr || *info->name == '\0')
-    return fail(ET_ERR_INVALID_FILE, *plugin, "plugin info has no name");
-  if (!plugin->manifest_path.empty() && plugin->name != info->name)
-    return fail(ET_ERR_INVALID_FILE, *plugin,
-                "manifest " + plugin->manifest_path + " names it '" + plugin->name +
-                    "' but the library calls itself '" + info->name + "'");
-  if (!plugin->manifest_path.empty() &&
-      (plugin->manifest_abi_major != info->abi_major || plugin->manifest_abi_minor != info->abi_minor))
-    outcome->warnings += "manifest declares ABI " +
-                        version_text(plugin->manifest_abi_major, plugin->manifest_abi_minor) +
-                        ", library was built against " + version_text(info->abi_major, info->abi_minor) + "\n";
-  outcome->name = info->name;
-  outcome->version = info->version != nullptr ? info->version : "";
-  outcome->description = info->description != nullptr ? info->description : "";
-  outcome->built_abi_major = info->abi_major;
-  outcome->built_abi_minor = info->abi_minor;
-  outcome->abi_major = answer.major;
-  outcome->abi_minor = answer.minor;
-  plugin->loading_name = outcome->name;
+    return std::move(fail(result, ET_ERR_INVALID_FILE, request, "plugin info has no name"));
+  if (!request.manifest_path.empty() && request.manifest_name != info->name)
+    return std::move(fail(result, ET_ERR_INVALID_FILE, request,
+                          "manifest " + request.manifest_path + " names it '" + request.manifest_name +
+                              "' but the library calls itself '" + info->name + "'"));
+  if (!request.manifest_path.empty() &&
+      (request.manifest_abi_major != info->abi_major || request.manifest_abi_minor != info->abi_minor))
+    result.warnings += "manifest declares ABI " + version_text(request.manifest_abi_major, request.manifest_abi_minor) +
+                       ", library was built against " + version_text(info->abi_major, info->abi_minor) + "\n";
+  result.plugin_name = info->name;
+  result.version = info->version != nullptr ? info->version : "";
+  result.description = info->description != nullptr ? info->description : "";
+  result.built_abi_major = info->abi_major;
+  result.built_abi_minor = info->abi_minor;
+  result.abi_major = answer.major;
+  result.abi_minor = answer.minor;
 
-  // 5. Init: the plugin registers what it provides (staged until it succeeds).
-  plugin->in_init = true;
-  plugin->staged.clear();
-  et_error* init_error = info->init(host, reinterpret_cast<et_plugin_handle*>(plugin));
-  plugin->in_init = false;
+  // 5. Init: the plugin registers what it provides, staged on its handle until init succeeds.
+  result.handle = std::make_unique<et_plugin_handle>(result.plugin_name);
+  result.handle->begin_init();
+  et_error* init_error = info->init(host, result.handle.get());
+  std::vector<Registration> registrations = result.handle->end_init();
   if (init_error != nullptr) {
-    plugin->staged.clear();
-    std::string message = "init failed: " + init_error->message;
-    int32_t code = init_error->code;
-    delete init_error;
-    et_error* error_out = fail(code == ET_OK ? ET_ERR_LOAD_FAILED : code, *plugin, message);
-    error_out->plugin = outcome->name;
-    return error_out;
+    int32_t code = et_error_code(init_error);
+    std::string message = std::string("init failed: ") + et_error_message(init_error);
+    et_error_destroy(init_error);
+    return std::move(fail(result, code == ET_OK ? ET_ERR_LOAD_FAILED : code, request, message));
   }
-
-  // A manifest that lies about what the plugin provides misleads lazy loading.
-  if (!plugin->manifest_path.empty()) {
-    for (int32_t kind = 0; kind < 3; ++kind) {
-      for (const Provider& provider : plugin->staged) {
-        if (provider.kind == kind && !plugin->declares(kind, provider.name))
-          outcome->warnings += std::string("registers ") + kind_name(kind) + " '" + provider.name +
-                              "' that its manifest does not list\n";
-      }
-      for (const std::string& name : plugin->declared[kind]) {
-        bool registered = std::any_of(plugin->staged.begin(), plugin->staged.end(), [&](const Provider& p) {
-          return p.kind == kind && p.name == name;
-        });
-        if (!registered)
-          outcome->warnings += std::string("manifest lists ") + kind_name(kind) + " '" + name +
-                              "' that the plugin did not register\n";
-      }
-    }
-  }
-  return nullptr;
+  result.registrations = std::move(registrations);
+  compare_with_manifest(request, result);
+  return result;
 }
 
 }  // namespace etrt::loader

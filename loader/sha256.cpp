@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -41,7 +42,7 @@ constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); 
 // roughly ten times faster, which is start-up time for every process.
 bool has_sha_extensions() {
   // ETRT_DISABLE_SHA_NI=1 forces the portable path (tests run both).
-  if (const char* off = std::getenv("ETRT_DISABLE_SHA_NI"); off != nullptr && *off == '1') return false;
+  if (const char* off = secure_getenv("ETRT_DISABLE_SHA_NI"); off != nullptr && *off == '1') return false;
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
   return (ebx >> 29) & 1;
@@ -206,9 +207,17 @@ std::string sha256_hex(const void* data, size_t size) {
 
 bool sha256_file_hex(const std::string& path, std::string* hex, std::string* error) {
   try {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO must not block the open; S_ISREG then refuses it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       if (error) *error = std::string("cannot open: ") + std::strerror(errno);
+      return false;
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0) st.st_mode = 0;
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      if (error) *error = S_ISDIR(st.st_mode) ? std::string("cannot read: ") + std::strerror(EISDIR) : "not a regular file";
       return false;
     }
     Sha256 h;

@@ -4,16 +4,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+bash scripts/ensure_deps.sh
+echo "==> configuring and building etrt in $BUILD_DIR (first time: a few minutes)"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)" >/dev/null
+echo "==> the default manifests and the plugins they declare"
 ETRT="$BUILD_DIR/bin/etrt"
 DEMO=examples/demo
 OUT=$(mktemp -d)
 
 "$ETRT" plugins
 echo
+echo "==> what the demo program needs, and which plugin would serve each operator"
 "$ETRT" inspect "$DEMO/mobilenet_v2_block.pte"
 echo
+echo "==> running it 50 times (plugins load on first need)"
 "$ETRT" run "$DEMO/mobilenet_v2_block.pte" --input "$DEMO/input_0.npy" --iterations 50 --output-dir "$OUT"
 python3 - "$OUT/output_0.npy" "$DEMO/expected_0.npy" <<'PY'
 import sys

@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+bash scripts/ensure_deps.sh
+echo "==> configuring and building etrt in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "==> running every suite (GoogleTest and pytest, through ctest)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure

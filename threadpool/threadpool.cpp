@@ -7,32 +7,36 @@
 
 #include "../core/src/error.h"
 #include "../core/src/logging.h"
-#include "pthreadpool_library.h"
+#include "cpuinfo_library.h"
+#include "etrt/etrt.h"
+#include "worker_pool.h"
 
 namespace etrt {
 namespace {
 
-// Depth of pool use on this thread: nested parallel_for runs inline (the pool
-// is not reentrant), and nested leases must not re-take the lock.
-thread_local int pool_use_depth = 0;
+// Nested parallel_for runs inline: this thread is already inside a parallel region.
+thread_local int region_depth = 0;
+// Leases held by this thread: it already holds the pool's shared lock (never taken twice:
+// a waiting resize would make the second shared lock wait for it, a deadlock).
+thread_local int lease_depth = 0;
 
-struct TileThunk {
+struct Region {
   et_parallel_body body;
   void* context;
-  size_t range;
 };
 
-void run_tile(void* arg, size_t start, size_t tile) {
-  auto* thunk = static_cast<TileThunk*>(arg);
-  ++pool_use_depth;
-  thunk->body(thunk->context, start, std::min(thunk->range, start + tile));
-  --pool_use_depth;
+void run_in_region(void* arg, size_t begin, size_t end) {
+  auto* region = static_cast<Region*>(arg);
+  ++region_depth;
+  region->body(region->context, begin, end);
+  --region_depth;
 }
 
 }  // namespace
 
 size_t default_thread_count() {
-  if (const char* text = std::getenv("ETRT_NUM_THREADS"); text != nullptr && *text != '\0') {
+  // secure_getenv: a setuid host does not let its caller pick the pool size.
+  if (const char* text = secure_getenv("ETRT_NUM_THREADS"); text != nullptr && *text != '\0') {
     char* end = nullptr;
     long value = std::strtol(text, &end, 10);
     if (end != text && *end == '\0' && value > 0 && value <= 1024) return static_cast<size_t>(value);
@@ -61,17 +65,11 @@ ThreadPool& ThreadPool::instance() {
 void ThreadPool::create_locked(size_t threads) {
   created_ = true;
   ++generation_;
-  std::string error;
-  library_ = pthreadpool_library(&error);
-  if (library_ == nullptr) {
-    // Without pthreadpool everything still runs, on the calling thread.
-    log_message(LogLevel::Warn, "thread pool unavailable (" + error + "); running single-threaded");
-    threads_ = 1;
-    return;
-  }
-  if (pool_ != nullptr) library_->destroy(pool_);
-  pool_ = library_->create(threads);
-  threads_ = pool_ != nullptr ? library_->get_threads_count(pool_) : 1;
+  workers_.reset();  // joins the old workers (no run is in flight: we hold the lock exclusively)
+  workers_ = std::make_unique<WorkerPool>(threads);
+  threads_ = workers_->threads();
+  lease_handle_.magic = ETRT_PTHREADPOOL_HANDLE_MAGIC;
+  lease_handle_.host = et_host_api_get();
 }
 
 void ThreadPool::ensure_created() {
@@ -85,6 +83,7 @@ void ThreadPool::ensure_created() {
 
 size_t ThreadPool::size() {
   ensure_created();
+  if (lease_depth > 0 || region_depth > 0) return threads_;  // the pool cannot change under us
   std::shared_lock lock(mutex_);
   return threads_;
 }
@@ -93,7 +92,7 @@ et_error* ThreadPool::resize(size_t threads) {
   if (threads == 0 || threads > 1024)
     return make_error(ET_ERR_INVALID_ARGUMENT,
                       "thread pool size must be between 1 and 1024, got " + std::to_string(threads));
-  if (pool_use_depth > 0)
+  if (region_depth > 0 || lease_depth > 0)
     return make_error(ET_ERR_INVALID_STATE,
                       "cannot resize the thread pool from inside a parallel region or a lease");
   std::unique_lock lock(mutex_);
@@ -104,31 +103,31 @@ et_error* ThreadPool::resize(size_t threads) {
 void ThreadPool::parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
   if (range == 0 || body == nullptr) return;
   grain = std::max<size_t>(grain, 1);
-  if (pool_use_depth > 0 || range <= grain) {
+  // Work the caller's grain says is not worth a second thread never wakes one.
+  if (region_depth > 0 || range <= grain) {
     body(context, 0, range);
     return;
   }
   ensure_created();
-  std::shared_lock lock(mutex_);
-  if (threads_ <= 1 || pool_ == nullptr) {
+  std::shared_lock<std::shared_mutex> lock;
+  if (lease_depth == 0) lock = std::shared_lock(mutex_);
+  if (threads_ <= 1) {
     body(context, 0, range);
     return;
   }
-  // Four tiles per thread balance uneven work without drowning in dispatch.
-  size_t tile = std::max(grain, (range + threads_ * 4 - 1) / (threads_ * 4));
-  TileThunk thunk{body, context, range};
-  ++pool_use_depth;
-  library_->parallelize_1d_tile_1d(pool_, run_tile, &thunk, range, tile, 0);
-  --pool_use_depth;
+  // Four chunks per thread: a worker that is descheduled mid-chunk holds back a quarter of its share at most.
+  size_t chunk = std::max(grain, (range + threads_ * 4 - 1) / (threads_ * 4));
+  Region region{body, context};
+  workers_->run(range, chunk, run_in_region, &region);
 }
 
 et_error* ThreadPool::acquire(et_service_lease* lease) {
   if (lease == nullptr || lease->struct_size < sizeof(et_service_lease))
     return make_error(ET_ERR_INVALID_ARGUMENT, "service lease is null or too small");
   ensure_created();
-  if (pool_use_depth == 0) mutex_.lock_shared();
-  ++pool_use_depth;
-  lease->handle = pool_;
+  if (lease_depth == 0) mutex_.lock_shared();
+  ++lease_depth;
+  lease->handle = &lease_handle_;
   lease->generation = generation_;
   lease->reserved = 1;
   return nullptr;
@@ -138,7 +137,7 @@ void ThreadPool::release(et_service_lease* lease) {
   if (lease == nullptr || lease->reserved != 1) return;
   lease->reserved = 0;
   lease->handle = nullptr;
-  if (--pool_use_depth == 0) mutex_.unlock_shared();
+  if (--lease_depth == 0) mutex_.unlock_shared();
 }
 
 }  // namespace etrt

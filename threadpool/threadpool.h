@@ -1,21 +1,21 @@
-// The one thread pool of the process: a pthreadpool owned by libetrt (opened
-// privately, see pthreadpool_library.h), created
-// on first use, sized to the physical cores (cpuinfo) unless ETRT_NUM_THREADS
-// or et_threadpool_set_size says otherwise. Plugins borrow it through
-// parallel_for or a lease on the raw pthreadpool handle.
+// The one thread pool of the process: etrt's own WorkerPool (worker_pool.h),
+// created at first use with its workers started, sized to the physical cores
+// (cpuinfo) unless ETRT_NUM_THREADS or et_threadpool_set_size says otherwise.
+// Plugins borrow it through parallel_for, or through a "pthreadpool" lease whose
+// handle etrt's pthreadpool shim accepts (pthreadpool_handle.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <shared_mutex>
 
 #include "etrt/plugin_api.h"
-
-struct pthreadpool;
+#include "pthreadpool_handle.h"
 
 namespace etrt {
 
-struct PthreadpoolLibrary;
+class WorkerPool;
 
 class ThreadPool {
  public:
@@ -36,12 +36,12 @@ class ThreadPool {
   void create_locked(size_t threads);
   void ensure_created();
 
-  std::shared_mutex mutex_;  // shared: users of pool_; exclusive: (re)creation
+  std::shared_mutex mutex_;  // shared: users of workers_; exclusive: (re)creation
   bool created_ = false;
-  const PthreadpoolLibrary* library_ = nullptr;  // libetrt's private pthreadpool
-  pthreadpool* pool_ = nullptr;                   // null when the library is unavailable
-  size_t threads_ = 0;
+  std::unique_ptr<WorkerPool> workers_;
+  size_t threads_ = 1;
   uint64_t generation_ = 0;
+  pthreadpool lease_handle_{};  // what a "pthreadpool" lease hands out
 };
 
 // The size the pool gets when nobody asked for one.

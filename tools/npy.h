@@ -1,7 +1,8 @@
-// Reading and writing NumPy .npy files (version 1.0/2.0, little-endian,
-// C order) for the command line tool.
+// Reading and writing NumPy .npy files (version 1.0/2.0/3.0, C order) for the
+// command line tool. Big-endian arrays are converted to the host's order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,11 +12,13 @@ namespace etrt::tools {
 struct NpyArray {
   int32_t dtype = 6;              // et_dtype code
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;      // C-order bytes
+  std::vector<uint8_t> data;      // C-order bytes, host byte order
 };
 
-// False with *error naming the file and the problem.
+// False with *error naming the file and the problem. Never throws for bad input.
 bool read_npy(const std::string& path, NpyArray* out, std::string* error);
+// The same over bytes already in memory; `name` is what error messages call them.
+bool parse_npy(const uint8_t* bytes, size_t size, const std::string& name, NpyArray* out, std::string* error);
 bool write_npy(const std::string& path, const NpyArray& array, std::string* error);
 
 }  // namespace etrt::tools

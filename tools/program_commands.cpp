@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -42,21 +44,99 @@ const char* tag_text(int32_t tag) {
 
 // Which plugin would serve a name, from the manifests, without loading it.
 std::string server_of(int32_t kind, const std::string& name, bool* missing) {
-  if (kind == ET_ENTRY_OPERATOR && et_operator_is_builtin(name.c_str())) return "etrt (built-in)";
+  int32_t builtin = 0;
   et_plugin_record record{};
   record.struct_size = sizeof record;
-  if (et_registry_planned_provider(kind, name.c_str(), &record) != ET_OK) {
+  if (et_planned_server(kind, name.c_str(), &builtin, &record) != ET_OK) {
     *missing = true;
     return "MISSING: no plugin provides it";
   }
+  if (builtin) return "etrt (built-in)";
   return std::string(record.name) + (record.state == ET_PLUGIN_LOADED ? " (loaded)" : "");
 }
 
 struct Options {
   std::string model, method = "forward", output_dir;
   std::vector<std::string> inputs;
+  std::vector<std::string> data_files;  // .ptd: weights kept outside the program
   int iterations = 10;
+  // Tracing (the etdump tracer plugin, loaded only when one of these is given).
+  bool profile = false;
+  std::string etdump_path, debug_buffer_path, trace_path;
+  size_t debug_buffer_size = size_t{1} << 30;  // a limit: the buffer only grows to what the runs need
+  bool traced() const { return profile || !etdump_path.empty() || !trace_path.empty(); }
 };
+
+etrt::Program load_program(const Options& options) {
+  etrt::Program program = etrt::Program::load(options.model);
+  for (const std::string& path : options.data_files) program.add_data_file(path);
+  return program;
+}
+
+// One row of the tracer's operator summary (TSV: name, plugin, kind, calls, total ns).
+struct ProfileRow {
+  std::string name, plugin, kind;
+  uint64_t calls = 0, total_ns = 0;
+};
+
+std::vector<ProfileRow> parse_summary(const std::string& text) {
+  std::vector<ProfileRow> rows;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::vector<std::string> fields;
+    for (size_t at = start; at <= end;) {
+      size_t tab = text.find('\t', at);
+      if (tab == std::string::npos || tab > end) tab = end;
+      fields.push_back(text.substr(at, tab - at));
+      at = tab + 1;
+    }
+    if (fields.size() == 5)
+      rows.push_back({fields[0], fields[1], fields[2], std::stoull(fields[3]), std::stoull(fields[4])});
+    start = end + 1;
+  }
+  return rows;
+}
+
+// The per-operator table of `etrt run --profile`, slowest first.
+void print_profile(const std::string& summary, const std::string& method_name) {
+  std::vector<ProfileRow> rows = parse_summary(summary), ops;
+  uint64_t run_ns = 0, runs = 0;
+  for (ProfileRow& row : rows) {
+    if (row.kind == "method") {
+      run_ns += row.total_ns;
+      runs += row.calls;
+    } else {
+      ops.push_back(std::move(row));
+    }
+  }
+  std::sort(ops.begin(), ops.end(), [](const ProfileRow& a, const ProfileRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  std::printf("\nprofile of method '%s' over %llu traced run(s), %.3f ms in the method:\n", method_name.c_str(),
+              static_cast<unsigned long long>(runs), static_cast<double>(run_ns) / 1e6);
+  std::printf("  %-40s %-20s %8s %12s %12s %7s\n", "operator", "plugin", "calls", "total ms", "mean us", "share");
+  for (const ProfileRow& row : ops) {
+    double share = run_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(run_ns) : 0.0;
+    std::printf("  %-40s %-20s %8llu %12.3f %12.3f %6.1f%%\n", row.name.c_str(),
+                row.plugin.empty() ? "etrt (built-in)" : row.plugin.c_str(), static_cast<unsigned long long>(row.calls),
+                static_cast<double>(row.total_ns) / 1e6,
+                static_cast<double>(row.total_ns) / 1e3 / static_cast<double>(std::max<uint64_t>(row.calls, 1)), share);
+  }
+}
+
+bool write_file(const std::string& path, const std::string& bytes, std::string* error) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    *error = path + ": cannot open for writing: " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok) *error = path + ": cannot write";
+  return ok;
+}
 
 // Inputs the user did not give: deterministic values of the right shape
 // (the upper bound for dynamic shapes); integers are zero so indices stay valid.
@@ -101,6 +181,21 @@ void print_summary(const et_value& value, size_t index) {
   std::printf("\n");
 }
 
+// Creates the output directory; false with *error when it cannot be (a file is in the way, no permission).
+bool prepare_output_dir(const std::string& dir, std::string* error) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    *error = "--output-dir " + dir + ": exists and is not a directory";
+    return false;
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *error = "--output-dir " + dir + ": cannot create the directory: " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 bool parse_options(int argc, char** argv, Options* options, const char* command) {
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -117,16 +212,36 @@ bool parse_options(int argc, char** argv, Options* options, const char* command)
       const char* v = next();
       if (!v || std::atoi(v) < 1) return false;
       options->iterations = std::atoi(v);
+    } else if (arg == "--data") {
+      const char* v = next();
+      if (!v) return false;
+      options->data_files.push_back(v);
     } else if (arg == "--output-dir") {
       const char* v = next();
       if (!v) return false;
       options->output_dir = v;
+    } else if (arg == "--profile") {
+      options->profile = true;
+    } else if (arg == "--etdump" || arg == "--debug-buffer" || arg == "--trace") {
+      const char* v = next();
+      if (!v || !*v) return false;
+      (arg == "--etdump" ? options->etdump_path : arg == "--trace" ? options->trace_path : options->debug_buffer_path) = v;
+    } else if (arg == "--debug-buffer-size") {
+      const char* v = next();
+      char* end = nullptr;
+      unsigned long long size = v ? std::strtoull(v, &end, 10) : 0;
+      if (!v || end == v || *end != '\0' || size == 0) return false;
+      options->debug_buffer_size = static_cast<size_t>(size);
     } else if (!arg.empty() && arg[0] != '-' && options->model.empty()) {
       options->model = arg;
     } else {
       std::fprintf(stderr, "etrt %s: unexpected argument '%s'\n", command, arg.c_str());
       return false;
     }
+  }
+  if (!options->debug_buffer_path.empty() && options->etdump_path.empty()) {
+    std::fprintf(stderr, "etrt %s: --debug-buffer needs --etdump (the dump says where each tensor is)\n", command);
+    return false;
   }
   return !options->model.empty();
 }
@@ -136,11 +251,11 @@ bool parse_options(int argc, char** argv, Options* options, const char* command)
 int run_inspect_command(int argc, char** argv) {
   Options options;
   if (!parse_options(argc, argv, &options, "inspect")) {
-    std::fprintf(stderr, "usage: etrt inspect MODEL.pte\n");
+    std::fprintf(stderr, "usage: etrt inspect MODEL.pte [--data WEIGHTS.ptd ...]\n");
     return 2;
   }
   try {
-    etrt::Program program = etrt::Program::load(options.model);
+    etrt::Program program = load_program(options);
     bool missing = false;
     std::printf("%s\n", options.model.c_str());
     for (const std::string& method : program.method_names()) {
@@ -179,11 +294,13 @@ int run_run_command(int argc, char** argv) {
   Options options;
   if (!parse_options(argc, argv, &options, "run")) {
     std::fprintf(stderr,
-                 "usage: etrt run MODEL.pte [--method NAME] [--input FILE.npy ...] [--iterations N] [--output-dir DIR]\n");
+                 "usage: etrt run MODEL.pte [--data WEIGHTS.ptd ...] [--method NAME] [--input FILE.npy ...]\n"
+                 "                [--iterations N] [--output-dir DIR] [--profile]\n"
+                 "                [--etdump FILE [--debug-buffer FILE [--debug-buffer-size BYTES]]] [--trace FILE.json]\n");
     return 2;
   }
   try {
-    etrt::Program program = etrt::Program::load(options.model);
+    etrt::Program program = load_program(options);
     et_method_info info = program.method_info(options.method);
     auto load_start = std::chrono::steady_clock::now();
     etrt::Method method = program.load_method(options.method);
@@ -224,6 +341,13 @@ int run_run_command(int argc, char** argv) {
     }
     if (options.inputs.empty()) std::printf("no --input given: using generated inputs of the declared shapes\n");
 
+    std::unique_ptr<etrt::TraceSession> trace;
+    if (options.traced()) {
+      trace = std::make_unique<etrt::TraceSession>(
+          "etdump", options.debug_buffer_path.empty() ? 0 : options.debug_buffer_size, options.model);
+      method.set_trace_session(trace.get());
+    }
+
     std::vector<double> times;
     for (int iteration = 0; iteration < options.iterations; ++iteration) {
       auto start = std::chrono::steady_clock::now();
@@ -244,8 +368,28 @@ int run_run_command(int argc, char** argv) {
       if (plugin.loaded()) std::printf(" %s %s (%s)", plugin.name.c_str(), plugin.version.c_str(), plugin.library_path.c_str());
     std::printf("\n");
 
+    if (trace != nullptr) {
+      if (options.profile) print_profile(trace->result("operator_summary"), options.method);
+      const std::pair<const std::string*, const char*> files[] = {
+          {&options.etdump_path, "etdump"}, {&options.debug_buffer_path, "debug_buffer"},
+          {&options.trace_path, "chrome_trace"}};
+      for (const auto& [path, what] : files) {
+        if (path->empty()) continue;
+        std::string error;
+        if (!write_file(*path, trace->result(what), &error)) {
+          std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+          return 1;
+        }
+        std::printf("%s written to %s\n", what, path->c_str());
+      }
+    }
+
     if (!options.output_dir.empty()) {
-      std::filesystem::create_directories(options.output_dir);
+      std::string dir_error;
+      if (!prepare_output_dir(options.output_dir, &dir_error)) {
+        std::fprintf(stderr, "etrt run: %s\n", dir_error.c_str());
+        return 1;
+      }
       for (size_t i = 0; i < info.num_outputs; ++i) {
         const et_value& value = method.output(i);
         if (value.tag != ET_VALUE_TENSOR) continue;

@@ -5,12 +5,38 @@
 #include "etrt/etrt.h"
 
 namespace etrt {
+namespace {
 
-et_error* make_error(int32_t code, std::string message) {
+// Raw storage, so nothing runs at load time (libetrt has no static
+// initialisers); the object is built there on first use, without allocating
+// (the message fits std::string's inline buffer), and never destroyed.
+alignas(et_error) unsigned char g_out_of_memory_storage[sizeof(et_error)];
+
+et_error* out_of_memory_address() { return reinterpret_cast<et_error*>(g_out_of_memory_storage); }
+
+}  // namespace
+
+et_error* out_of_memory_error() {
+  static et_error* const error = new (g_out_of_memory_storage) et_error{ET_ERR_OUT_OF_MEMORY, "out of memory", ""};
+  return error;
+}
+
+}  // namespace etrt
+
+void et_error::operator delete(et_error* error, std::destroying_delete_t) {
+  if (error == etrt::out_of_memory_address()) return;
+  error->~et_error();
+  ::operator delete(error);
+}
+
+namespace etrt {
+
+et_error* make_error(int32_t code, std::string message, std::string plugin) {
   auto* error = new (std::nothrow) et_error;
-  if (error == nullptr) return nullptr;
+  if (error == nullptr) return out_of_memory_error();
   error->code = code;
   error->message = std::move(message);
+  error->plugin = std::move(plugin);
   return error;
 }
 

@@ -9,19 +9,24 @@
 #include "error.h"
 #include "logging.h"
 #include "named_data.h"
+#include "loader/plugin_handle.h"
+#include "program/exec_context.h"
+#include "program/tensor_shape.h"
+#include "program/tracing.h"
 #include "registry.h"
 
 namespace etrt {
 namespace {
 
-PluginRecord* record_of(et_plugin_handle* self) { return reinterpret_cast<PluginRecord*>(self); }
+using Provider = loader::Registration;
 
-// Registration is a plugin's init talking; anything else is refused up front.
-et_error* check_registering(et_plugin_handle* self) {
-  PluginRecord* plugin = record_of(self);
-  if (plugin == nullptr || !plugin->in_init)
-    return make_error(ET_ERR_INVALID_STATE, "registration is only allowed during the plugin's init");
-  return nullptr;
+constexpr const char* kNotInInit = "registration is only allowed during the plugin's init";
+
+// The handle decides whether registration is allowed (only during init) and keeps the copied names.
+et_error* stage(et_plugin_handle* self, Provider&& provider) {
+  std::string why_not;
+  int32_t code = self->stage(std::move(provider), &why_not);
+  return code == ET_OK ? nullptr : make_error(code, std::move(why_not));
 }
 
 // Copies the prefix of a plugin struct the plugin says it has; the rest stays zero.
@@ -40,7 +45,7 @@ std::string too_small(const char* what, size_t got, size_t minimum) {
 }
 
 et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* kernel) {
-  if (et_error* error = check_registering(self)) return error;
+  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
   constexpr size_t kMin = offsetof(et_kernel_descriptor, user_data) + sizeof(void*);
   Provider provider;
   provider.kind = ET_ENTRY_OPERATOR;
@@ -48,17 +53,15 @@ et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* ke
     return make_error(ET_ERR_INVALID_ARGUMENT, too_small("kernel descriptor", kernel ? kernel->struct_size : 0, kMin));
   if (provider.kernel.name == nullptr || *provider.kernel.name == '\0' || provider.kernel.fn == nullptr)
     return make_error(ET_ERR_INVALID_ARGUMENT, "kernel descriptor needs a name and a function");
-  PluginRecord* plugin = record_of(self);
-  Registry& registry = Registry::instance();
   provider.name = provider.kernel.name;
   provider.variant = provider.kernel.variant != nullptr ? provider.kernel.variant : "";
-  provider.kernel.name = registry.keep_string(plugin, provider.kernel.name);
-  provider.kernel.variant = registry.keep_string(plugin, provider.variant.c_str());
-  return registry.stage(plugin, std::move(provider));
+  provider.kernel.name = self->keep_string(provider.kernel.name);
+  provider.kernel.variant = self->keep_string(provider.variant.c_str());
+  return stage(self, std::move(provider));
 }
 
 et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* backend) {
-  if (et_error* error = check_registering(self)) return error;
+  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
   constexpr size_t kMin = sizeof(et_backend_descriptor);
   Provider provider;
   provider.kind = ET_ENTRY_BACKEND;
@@ -66,20 +69,17 @@ et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* 
     return make_error(ET_ERR_INVALID_ARGUMENT,
                       too_small("backend descriptor", backend ? backend->struct_size : 0, kMin));
   const et_backend_descriptor& b = provider.backend;
-  if (b.id == nullptr || *b.id == '\0' || b.is_available == nullptr || b.init == nullptr ||
-      b.execute == nullptr || b.destroy == nullptr)
-    return make_error(ET_ERR_INVALID_ARGUMENT,
-                      "backend descriptor needs an id and is_available, init, execute and destroy");
-  PluginRecord* plugin = record_of(self);
-  Registry& registry = Registry::instance();
+  // is_available and destroy are optional (plugin_api.h): the method skips them when NULL.
+  if (b.id == nullptr || *b.id == '\0' || b.init == nullptr || b.execute == nullptr)
+    return make_error(ET_ERR_INVALID_ARGUMENT, "backend descriptor needs an id, init and execute");
   provider.name = b.id;
-  provider.backend.id = registry.keep_string(plugin, b.id);
-  return registry.stage(plugin, std::move(provider));
+  provider.backend.id = self->keep_string(b.id);
+  return stage(self, std::move(provider));
 }
 
 et_error* register_tracer(et_plugin_handle* self, const et_tracer_descriptor* tracer) {
-  if (et_error* error = check_registering(self)) return error;
-  constexpr size_t kMin = sizeof(et_tracer_descriptor);
+  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
+  constexpr size_t kMin = offsetof(et_tracer_descriptor, end) + sizeof(void*);  // ABI 1.1's descriptor
   Provider provider;
   provider.kind = ET_ENTRY_TRACER;
   if (!copy_prefix(tracer, &provider.tracer, kMin))
@@ -87,11 +87,16 @@ et_error* register_tracer(et_plugin_handle* self, const et_tracer_descriptor* tr
   if (provider.tracer.name == nullptr || *provider.tracer.name == '\0' || provider.tracer.begin == nullptr ||
       provider.tracer.end == nullptr)
     return make_error(ET_ERR_INVALID_ARGUMENT, "tracer descriptor needs a name, begin and end");
-  PluginRecord* plugin = record_of(self);
-  Registry& registry = Registry::instance();
+  const et_tracer_descriptor& t = provider.tracer;
+  if (t.session_create != nullptr &&
+      (t.session_destroy == nullptr || t.session_begin == nullptr || t.session_end == nullptr ||
+       t.session_result == nullptr))
+    return make_error(ET_ERR_INVALID_ARGUMENT,
+                      "tracer descriptor with session_create needs session_destroy, session_begin, session_end and "
+                      "session_result");
   provider.name = provider.tracer.name;
-  provider.tracer.name = registry.keep_string(plugin, provider.tracer.name);
-  return registry.stage(plugin, std::move(provider));
+  provider.tracer.name = self->keep_string(provider.tracer.name);
+  return stage(self, std::move(provider));
 }
 
 et_error* error_create(int32_t code, const char* message) {
@@ -100,14 +105,27 @@ et_error* error_create(int32_t code, const char* message) {
 
 void error_destroy(et_error* error) { delete error; }
 
+int32_t error_code(const et_error* error) { return error != nullptr ? error->code : ET_OK; }
+
+const char* error_message(const et_error* error) { return error != nullptr ? error->message.c_str() : ""; }
+
+void* scratch_alloc(et_exec_context* context, size_t bytes, size_t alignment) {
+  if (context == nullptr || context->scratch == nullptr) return nullptr;
+  return context->scratch->allocate(bytes, alignment);
+}
+
+// The loader's rule for the environment, for plugins: only etrt's own names,
+// and nothing in a setuid/setgid process (secure_getenv returns NULL there).
+const char* setting(et_plugin_handle*, const char* name) {
+  if (name == nullptr || std::strncmp(name, "ETRT_", 5) != 0) return nullptr;
+  return secure_getenv(name);
+}
+
 void plugin_log(et_plugin_handle* self, int32_t level, const char* message) {
   auto log_level = static_cast<LogLevel>(level < 0 ? 0 : level > 4 ? 4 : level);
   if (!log_enabled(log_level)) return;
-  PluginRecord* plugin = record_of(self);
-  // While init runs only the loading thread may look at the record's identity.
-  std::string who = plugin == nullptr ? std::string("plugin")
-                    : plugin->state.load() == ET_PLUGIN_LOADED ? plugin->name
-                                                               : plugin->loading_name;
+  // The handle's name is fixed before init, so any thread may read it.
+  std::string who = self == nullptr ? std::string("plugin") : self->plugin_name;
   log_message(log_level, "[" + who + "] " + (message != nullptr ? message : ""));
 }
 
@@ -122,44 +140,19 @@ void* host_alloc(size_t size, size_t alignment) {
 void host_free(void* ptr) { std::free(ptr); }
 
 et_error* tensor_resize(et_tensor* tensor, const int64_t* sizes, size_t rank) {
-  if (tensor == nullptr || (sizes == nullptr && rank > 0))
-    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: null tensor or sizes");
-  if (rank != static_cast<size_t>(tensor->rank))
-    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: rank " + std::to_string(rank) +
-                                                   " differs from the tensor's rank " + std::to_string(tensor->rank));
-  size_t element = dtype_size(tensor->dtype);
-  if (element == 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: unknown dtype " + std::to_string(tensor->dtype));
-  size_t numel = 1;
-  bool changed = false;
-  for (size_t i = 0; i < rank; ++i) {
-    if (sizes[i] < 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: negative size at dim " + std::to_string(i));
-    if (__builtin_mul_overflow(numel, static_cast<size_t>(sizes[i]), &numel))
-      return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: element count overflows");
-    changed |= sizes[i] != tensor->sizes[i];
-  }
-  if (!changed) return nullptr;
-  if (tensor->dynamism == ET_SHAPE_STATIC)
-    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: tensor has a static shape");
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(numel, element, &bytes) || bytes > tensor->capacity_bytes)
-    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: " + std::to_string(numel) +
-                                                   " elements exceed the tensor's capacity of " +
-                                                   std::to_string(tensor->capacity_bytes) + " bytes");
-  // The host owns sizes/strides; they are const only to plugins.
-  auto* new_sizes = const_cast<int64_t*>(tensor->sizes);
-  auto* strides = const_cast<int64_t*>(tensor->strides);
-  for (size_t i = 0; i < rank; ++i) new_sizes[i] = sizes[i];
-  int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    size_t dim = tensor->dim_order != nullptr ? tensor->dim_order[i] : i;
-    strides[dim] = stride;
-    stride *= std::max<int64_t>(sizes[dim], 1);
-  }
-  tensor->nbytes = bytes;
-  return nullptr;
+  return resize_tensor(tensor, sizes, rank);
 }
 
+void pool_parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
+  ThreadPool::instance().parallel_for(range, grain, body, context);
+}
+
+size_t pool_size() { return ThreadPool::instance().size(); }
+
 void parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
+  // A traced instruction on this thread records one span per chunk and thread.
+  if (TracedCall* traced = current_traced_call(); traced != nullptr) [[unlikely]]
+    return traced_parallel_for(*traced, pool_parallel_for, pool_size, range, grain, body, context);
   ThreadPool::instance().parallel_for(range, grain, body, context);
 }
 
@@ -181,8 +174,6 @@ void service_release(et_service_lease* lease) { ThreadPool::instance().release(l
 
 }  // namespace
 
-size_t dtype_size(int32_t dtype) { return etrt::plugin::element_size(dtype); }
-
 const et_host_api* host_api() {
   static const et_host_api table = {
       sizeof(et_host_api), ET_ABI_MAJOR, ET_ABI_MINOR,
@@ -194,6 +185,8 @@ const et_host_api* host_api() {
       parallel_for, num_threads,
       named_data_get,
       register_tracer, service_acquire, service_release,
+      error_code, error_message, scratch_alloc, setting,
+      trace_clock_ns, host_trace_span,
   };
   return &table;
 }

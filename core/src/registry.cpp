@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "../../loader/discovery.h"
-#include "../../loader/manifest.h"
-#include "../../loader/plugin_loader.h"
+#include "loader/discovery.h"
+#include "loader/manifest.h"
+#include "loader/plugin_loader.h"
 #include "error.h"
 #include "host_api.h"
 #include "logging.h"
@@ -32,12 +32,17 @@ bool looks_like_shared_object(const std::string& name) {
 }
 
 // Winner first: higher priority, then earlier search source, then name, then path.
-bool provider_before(const Provider& a, const Provider& b) {
-  if (a.plugin->priority != b.plugin->priority) return a.plugin->priority > b.plugin->priority;
-  if (a.plugin->source != b.plugin->source) return a.plugin->source < b.plugin->source;
-  if (a.plugin->name != b.plugin->name) return a.plugin->name < b.plugin->name;
-  return a.plugin->library_path < b.plugin->library_path;
+// Declared and loaded plugins are ranked alike, so what is loaded never changes the choice.
+bool record_before(const PluginRecord& a, const PluginRecord& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.source != b.source) return a.source < b.source;
+  if (a.name != b.name) return a.name < b.name;
+  return a.library_path < b.library_path;
 }
+
+bool provider_before(const Provider& a, const Provider& b) { return record_before(*a.plugin, *b.plugin); }
+
+constexpr const char* kSchemaFileName = "schema.json";
 
 const char* source_name(int32_t source) {
   switch (source) {
@@ -63,14 +68,6 @@ std::string loser_reason(const Provider& loser, const Provider& winner) {
 
 }  // namespace
 
-const char* kind_name(int32_t kind) {
-  switch (kind) {
-    case ET_ENTRY_OPERATOR: return "operator";
-    case ET_ENTRY_BACKEND: return "backend";
-    default: return "tracer";
-  }
-}
-
 bool PluginRecord::declares(int32_t kind, const std::string& wanted) const {
   const auto& list = declared[kind];
   return std::find(list.begin(), list.end(), wanted) != list.end();
@@ -84,7 +81,16 @@ Registry& Registry::instance() {
 
 void Registry::ensure_discovered() {
   std::call_once(discovered_, [this] {
-    for (const std::string& entry : loader::plugin_path_from_env()) add_manifest_path(entry, ET_SOURCE_ENV);
+    for (const std::string& entry : loader::plugin_path_from_env()) {
+      if (fs::path(entry).is_relative()) {
+        std::string reason = "relative ETRT_PLUGIN_PATH entry refused: entries must be absolute paths "
+                             "(they are never resolved against the working directory)";
+        log_message(LogLevel::Warn, "ETRT_PLUGIN_PATH entry '" + entry + "': " + reason);
+        reject(entry, reason);
+        continue;
+      }
+      add_manifest_path(entry, ET_SOURCE_ENV);
+    }
     std::string defaults = loader::default_manifest_dir();
     if (!defaults.empty()) add_manifest_path(defaults, ET_SOURCE_DEFAULT);
   });
@@ -188,7 +194,9 @@ void Registry::add_directory(const std::string& dir, int32_t source, bool accept
   std::vector<std::string> manifests, libraries;
   for (const auto& item : fs::directory_iterator(dir, ec)) {
     std::string file = item.path().string();
-    if (ends_with(file, ".json") && file.find("schema") == std::string::npos) manifests.push_back(file);
+    // The manifest schema may be installed beside the manifests; it is the one .json that is not one.
+    bool is_schema = item.path().filename() == kSchemaFileName;
+    if (ends_with(file, ".json") && !is_schema) manifests.push_back(file);
     else if (accept_drop_ins && looks_like_shared_object(item.path().filename().string())) libraries.push_back(file);
   }
   if (ec) {
@@ -266,55 +274,63 @@ et_error* Registry::load(PluginRecord* plugin) {
   if (state == ET_PLUGIN_LOADED) return nullptr;  // loading again is a no-op
   if (state == ET_PLUGIN_FAILED) return make_error(plugin->failure_code, plugin->failure);
 
-  LoadOutcome outcome;
-  et_error* error = loader::load_plugin_library(plugin, host_api(), &outcome);
+  loader::PluginRequest request;
+  request.library_path = plugin->library_path;
+  request.manifest_path = plugin->manifest_path;
+  request.manifest_name = plugin->name;
+  request.expected_sha256 = plugin->expected_sha256;
+  request.manifest_abi_major = plugin->manifest_abi_major;
+  request.manifest_abi_minor = plugin->manifest_abi_minor;
+  request.declared = plugin->manifest_path.empty() ? nullptr : plugin->declared;
+  loader::LoadResult result = loader::load_plugin_library(request, host_api());
+  if (!result.warnings.empty())
+    log_message(LogLevel::Warn, "plugin " + plugin->library_path + ": " + result.warnings);
+
   std::unique_lock lock(mutex_);
-  if (error == nullptr) {
+  if (result.code == ET_OK) {
     // Two files may claim one identity; the first loaded keeps it.
     for (auto& other : plugins_) {
-      if (other.get() != plugin && other->state.load() == ET_PLUGIN_LOADED && other->name == outcome.name) {
-        error = make_error(ET_ERR_ALREADY_EXISTS, "plugin " + plugin->library_path + ": a plugin named '" +
-                                                      outcome.name + "' is already loaded from " +
-                                                      other->library_path);
-        plugin->staged.clear();
+      if (other.get() != plugin && other->state.load() == ET_PLUGIN_LOADED && other->name == result.plugin_name) {
+        result.code = ET_ERR_ALREADY_EXISTS;
+        result.error = "plugin " + plugin->library_path + ": a plugin named '" + result.plugin_name +
+                       "' is already loaded from " + other->library_path;
         break;
       }
     }
   }
-  plugin->warnings = std::move(outcome.warnings);
-  plugin->library = outcome.library;
-  if (error != nullptr) {
-    plugin->failure = error->message;
-    plugin->failure_code = error->code;
+  plugin->warnings = std::move(result.warnings);
+  plugin->library = result.library;
+  plugin->handle = std::move(result.handle);
+  if (result.code != ET_OK) {
+    plugin->failure = result.error;
+    plugin->failure_code = result.code;
     plugin->state.store(ET_PLUGIN_FAILED);
-    rejections_.emplace_back(plugin->library_path, error->message);
+    rejections_.emplace_back(plugin->library_path, result.error);
     lock.unlock();
-    log_message(LogLevel::Warn, error->message);
-    return error;
+    log_message(LogLevel::Warn, result.error);
+    return make_error(result.code, result.error, result.plugin_name);
   }
-  plugin->name = std::move(outcome.name);
-  plugin->version = std::move(outcome.version);
-  plugin->description = std::move(outcome.description);
-  plugin->abi_major = outcome.abi_major;
-  plugin->abi_minor = outcome.abi_minor;
-  plugin->built_abi_major = outcome.built_abi_major;
-  plugin->built_abi_minor = outcome.built_abi_minor;
+  plugin->name = std::move(result.plugin_name);
+  plugin->version = std::move(result.version);
+  plugin->description = std::move(result.description);
+  plugin->abi_major = result.abi_major;
+  plugin->abi_minor = result.abi_minor;
+  plugin->built_abi_major = result.built_abi_major;
+  plugin->built_abi_minor = result.built_abi_minor;
   plugin->load_count += 1;
-  commit_locked(plugin);
+  for (loader::Registration& registration : result.registrations) {
+    Provider provider;
+    static_cast<loader::Registration&>(provider) = std::move(registration);
+    provider.plugin = plugin;
+    auto& list = providers_[provider.kind][provider.name];
+    list.push_back(std::move(provider));
+    std::stable_sort(list.begin(), list.end(), provider_before);
+  }
   plugin->state.store(ET_PLUGIN_LOADED);
   std::string message = "loaded plugin '" + plugin->name + "' " + plugin->version + " from " + plugin->library_path;
   lock.unlock();
   log_message(LogLevel::Info, message);
   return nullptr;
-}
-
-void Registry::commit_locked(PluginRecord* plugin) {
-  for (Provider& provider : plugin->staged) {
-    auto& list = providers_[provider.kind][provider.name];
-    list.push_back(provider);
-    std::stable_sort(list.begin(), list.end(), provider_before);
-  }
-  plugin->staged.clear();
 }
 
 et_error* Registry::load_all() {
@@ -329,13 +345,15 @@ et_error* Registry::load_all() {
   return first;
 }
 
-PluginRecord* Registry::next_candidate_locked(int32_t kind, const std::string& name) {
+PluginRecord* Registry::next_candidate_locked(int32_t kind, const std::string& name, const PluginRecord* winner) {
+  // A declared plugin that outranks the current winner (or any, when there is none) is loaded first.
   PluginRecord* best = nullptr;
   for (auto& record : plugins_) {
     if (record->state.load() != ET_PLUGIN_DECLARED || !record->declares(kind, name)) continue;
-    if (best == nullptr || record->priority > best->priority) best = record.get();
+    if (winner != nullptr && !record_before(*record, *winner)) continue;
+    if (best == nullptr || record_before(*record, *best)) best = record.get();
   }
-  if (best != nullptr) return best;
+  if (best != nullptr || winner != nullptr) return best;
   // Last resort: drop-ins without a manifest, whose contents are unknown until loaded.
   for (auto& record : plugins_)
     if (record->state.load() == ET_PLUGIN_DECLARED && record->manifest_path.empty()) return record.get();
@@ -353,19 +371,16 @@ bool Registry::lookup_locked(int32_t kind, const std::string& name, Provider* ou
 }
 
 et_error* Registry::find(int32_t kind, const std::string& name, Provider* out) {
-  {
-    std::shared_lock lock(mutex_);
-    if (lookup_locked(kind, name, out)) return nullptr;
-  }
   ensure_discovered();
   for (;;) {
     PluginRecord* candidate = nullptr;
     {
       // One lock for both questions: a plugin commits its providers and leaves
-      // DECLARED atomically, so a miss here cannot race with its loading.
+      // DECLARED atomically, so neither answer can race with its loading.
       std::shared_lock lock(mutex_);
-      if (lookup_locked(kind, name, out)) return nullptr;
-      candidate = next_candidate_locked(kind, name);
+      bool found = lookup_locked(kind, name, out);
+      candidate = next_candidate_locked(kind, name, found ? out->plugin : nullptr);
+      if (found && candidate == nullptr) return nullptr;
     }
     if (candidate == nullptr) return not_found(kind, name);
     // Each pass moves one plugin out of DECLARED, so the loop ends.
@@ -388,27 +403,9 @@ et_error* Registry::not_found(int32_t kind, const std::string& name) {
     else if (record->state.load() == ET_PLUGIN_LOADED)
       message += "; plugin '" + record->name + "' declares it but did not register it";
   }
-  if (const char* env = std::getenv("ETRT_PLUGIN_PATH"); env == nullptr || *env == '\0')
+  if (const char* env = secure_getenv("ETRT_PLUGIN_PATH"); env == nullptr || *env == '\0')
     message += " (ETRT_PLUGIN_PATH is not set)";
   return make_error(ET_ERR_NOT_FOUND, message);
-}
-
-et_error* Registry::stage(PluginRecord* plugin, Provider provider) {
-  if (plugin == nullptr || !plugin->in_init)
-    return make_error(ET_ERR_INVALID_STATE, "registration is only allowed during the plugin's init");
-  for (const Provider& existing : plugin->staged) {
-    if (existing.kind == provider.kind && existing.name == provider.name && existing.variant == provider.variant)
-      return make_error(ET_ERR_ALREADY_EXISTS, std::string(kind_name(provider.kind)) + " '" + provider.name +
-                                                   "' registered twice by plugin '" + plugin->loading_name + "'");
-  }
-  provider.plugin = plugin;
-  plugin->staged.push_back(std::move(provider));
-  return nullptr;
-}
-
-const char* Registry::keep_string(PluginRecord* plugin, const char* text) {
-  plugin->strings.emplace_back(text != nullptr ? text : "");
-  return plugin->strings.back().c_str();
 }
 
 std::vector<PluginRecord*> Registry::plugins() {
@@ -448,12 +445,11 @@ int64_t Registry::planned_provider(int32_t kind, const std::string& name) {
   ensure_discovered();
   std::shared_lock lock(mutex_);
   Provider provider;
+  // The same rule as find(): a declared plugin outranking the loaded winner would be loaded and win.
   const PluginRecord* chosen = lookup_locked(kind, name, &provider) ? provider.plugin : nullptr;
-  if (chosen == nullptr) {
-    for (auto& record : plugins_) {
-      if (record->state.load() == ET_PLUGIN_FAILED || !record->declares(kind, name)) continue;
-      if (chosen == nullptr || record->priority > chosen->priority) chosen = record.get();
-    }
+  for (auto& record : plugins_) {
+    if (record->state.load() == ET_PLUGIN_FAILED || !record->declares(kind, name)) continue;
+    if (chosen == nullptr || record_before(*record, *chosen)) chosen = record.get();
   }
   for (size_t i = 0; chosen != nullptr && i < plugins_.size(); ++i)
     if (plugins_[i].get() == chosen) return static_cast<int64_t>(i);

@@ -14,27 +14,16 @@
 #include <vector>
 
 #include "etrt/etrt.h"
+#include "loader/plugin_handle.h"
 
 namespace etrt {
 
 struct PluginRecord;
+using loader::kind_name;
 
-// One registration of a name by a plugin.
-struct Provider {
-  int32_t kind = ET_ENTRY_OPERATOR;
-  std::string name;
-  std::string variant;
+// One registration of a name by a plugin, once the registry accepted it.
+struct Provider : loader::Registration {
   PluginRecord* plugin = nullptr;
-  et_kernel_descriptor kernel{};
-  et_backend_descriptor backend{};
-  et_tracer_descriptor tracer{};
-};
-
-// What loading a plugin found out; applied to its record under the registry lock.
-struct LoadOutcome {
-  std::string name, version, description, warnings;
-  uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
-  void* library = nullptr;
 };
 
 // Concurrency: the declared fields never change after the record is added.
@@ -61,12 +50,8 @@ struct PluginRecord {
   uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
   uint32_t load_count = 0;
   void* library = nullptr;
-
-  // Touched only by the thread loading the plugin (under load_mutex).
-  std::string loading_name;  // the library's name while its init runs
-  bool in_init = false;
-  std::vector<Provider> staged;
-  std::deque<std::string> strings;  // stable storage for copied names
+  // The handle the plugin got in init; kept until exit, as the plugin may keep it.
+  std::unique_ptr<et_plugin_handle> handle;
 
   bool declares(int32_t kind, const std::string& name) const;
 };
@@ -95,20 +80,15 @@ class Registry {
   std::vector<std::pair<std::string, std::string>> rejections();
   std::vector<std::string> manifests();
 
-  // Called by the host table while a plugin initialises.
-  et_error* stage(PluginRecord* plugin, Provider provider);
-  const char* keep_string(PluginRecord* plugin, const char* text);
-
   void reject(const std::string& path, const std::string& reason);
 
  private:
   Registry() = default;
   PluginRecord* add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not);
   PluginRecord* find_record_by_library_locked(const std::string& real_path);
-  PluginRecord* next_candidate_locked(int32_t kind, const std::string& name);
+  PluginRecord* next_candidate_locked(int32_t kind, const std::string& name, const PluginRecord* winner);
   bool lookup_locked(int32_t kind, const std::string& name, Provider* out);
   et_error* load(PluginRecord* plugin);
-  void commit_locked(PluginRecord* plugin);
   void add_directory(const std::string& dir, int32_t source, bool accept_drop_ins);
   et_error* add_manifest_file(const std::string& path, int32_t source);
   et_error* add_drop_in(const std::string& path, int32_t source);
@@ -121,7 +101,5 @@ class Registry {
   std::vector<std::pair<std::string, std::string>> rejections_;
   std::vector<std::pair<std::string, int32_t>> manifests_;  // files and directories consulted, with their source
 };
-
-const char* kind_name(int32_t kind);  // "operator", "backend", "tracer"
 
 }  // namespace etrt

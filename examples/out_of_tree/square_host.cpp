@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
       values[i].tag = ET_VALUE_TENSOR;
       values[i].tensor = &tensors[i];
     }
-    et_value* args[] = {&values[0], &values[1]};
-    if (et_error* error = square.fn(square.user_data, nullptr, args, 2)) etrt::check(et_error_code(error), error);
+    // As a program passes them: the schema's arguments (self, out), then the returned out again.
+    et_value* args[] = {&values[0], &values[1], &values[1]};
+    if (et_error* error = square.fn(square.user_data, nullptr, args, 3)) etrt::check(et_error_code(error), error);
     for (float v : y) std::printf("%g ", v);
     std::printf("\n");
     for (const auto& plugin : runtime.plugins())

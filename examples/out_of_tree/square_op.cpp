@@ -1,22 +1,25 @@
-// my_ops::square.out(Tensor self, *, Tensor(a!) out): out = self * self, float32.
-#include "etrt/plugin.hpp"
+// my_ops::square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): out = self * self, float32.
+// A typed kernel (etrt/kernel.hpp): the SDK checks the argument count (a
+// program passes [self, out, out]: the schema's arguments, then the returned
+// out) and the kinds, and turns exceptions into errors.
+#include "etrt/kernel.hpp"
 
 namespace {
 
+using etrt::plugin::Call;
+using etrt::plugin::Tensor;
+
 etrt::plugin::Host host;
 
-et_error* square_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "my_ops::square.out";
-  if (et_error* e = etrt::plugin::expect_args(host, op, nargs, 2)) return e;
-  for (size_t i : {0, 1})
-    if (et_error* e = etrt::plugin::expect_tensor(host, op, args, i)) return e;
-  const et_tensor& in = *args[0]->tensor;
-  et_tensor& out = *args[1]->tensor;
-  if (in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32)
-    return host.error(ET_ERR_NOT_SUPPORTED, std::string(op) + ": float32 only");
-  size_t n = etrt::plugin::numel(in);
-  if (etrt::plugin::numel(out) != n) return host.error(ET_ERR_INVALID_ARGUMENT, std::string(op) + ": size mismatch");
-  const float* x = static_cast<const float*>(in.data);
+et_error* square_out(Call call, const Tensor& self, Tensor& out) {
+  if (self.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32)
+    return host.error(ET_ERR_NOT_SUPPORTED, std::string(call.op) + ": float32 only");
+  size_t n = etrt::plugin::numel(self);
+  if (etrt::plugin::numel(out) != n)
+    return host.error(ET_ERR_INVALID_ARGUMENT, std::string(call.op) + ": out has " +
+                                                   etrt::plugin::shape_string(out) + ", self has " +
+                                                   etrt::plugin::shape_string(self));
+  const float* x = static_cast<const float*>(self.data);
   float* y = static_cast<float*>(out.data);
   host.parallel_for(n, 4096, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) y[i] = x[i] * x[i];
@@ -24,12 +27,18 @@ et_error* square_out(void*, et_exec_context*, et_value* const* args, size_t narg
   return nullptr;
 }
 
+constexpr etrt::plugin::KernelDef kKernels[] = {
+#define ETRT_KERNEL(name, fn, signature) etrt::plugin::kernel<fn>(name, signature),
+#include "square_op.def"
+#undef ETRT_KERNEL
+};
+
 et_error* init(const et_host_api* api, et_plugin_handle* self) {
   host.bind(api, self);
-  return host.register_kernel("my_ops::square.out", square_out);
+  return etrt::plugin::register_kernels(host, kKernels);
 }
 
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_MINOR, "square_op", "1.0.0",
+constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "square_op", "1.0.0",
                                   "example custom operator built out of tree", init};
 
 }  // namespace

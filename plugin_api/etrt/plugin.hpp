@@ -1,5 +1,6 @@
 // Header-only C++ helpers for plugin authors, over plugin_api.h. Nothing here
-// links against libetrt; everything goes through the host table.
+// links against libetrt; everything goes through the host table. Kernels are
+// written against etrt/kernel.hpp (typed arguments, one list of operators).
 #pragma once
 
 #include <cstddef>
@@ -59,10 +60,44 @@ inline bool is_contiguous(const et_tensor& t) {
   return true;
 }
 
-inline std::string shape_string(const et_tensor& t) {
+// "[2, 3, 4]": the one wording of a shape in every message.
+inline std::string shape_string(const int64_t* sizes, int64_t rank) {
   std::string s = "[";
-  for (int32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.sizes[i]);
+  for (int64_t i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
   return s + "]";
+}
+inline std::string shape_string(const et_tensor& t) { return shape_string(t.sizes, t.rank); }
+
+// "(0, 2, 3, 1)"; a tensor without a dim order is in the default order.
+inline std::string dim_order_string(const et_tensor& t) {
+  std::string s = "(";
+  for (int32_t i = 0; i < t.rank; ++i)
+    s += (i ? ", " : "") + std::to_string(t.dim_order != nullptr ? t.dim_order[i] : i);
+  return s + ")";
+}
+
+// Dense strides for `sizes` laid out in `dim_order` (outermost first; null: default order).
+inline void dense_strides(const int64_t* sizes, const uint8_t* dim_order, int32_t rank, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t i = rank; i-- > 0;) {
+    int32_t dim = dim_order != nullptr ? dim_order[i] : i;
+    strides[dim] = stride;
+    stride *= sizes[dim] > 1 ? sizes[dim] : 1;
+  }
+}
+
+// Dense in its own dim order (size-1 dimensions may carry any stride; an empty
+// tensor has no element to misplace, NumPy gives it strides of 0).
+inline bool is_dense_in_dim_order(const et_tensor& t) {
+  for (int32_t i = 0; i < t.rank; ++i)
+    if (t.sizes[i] == 0) return true;
+  int64_t expected = 1;
+  for (int32_t i = t.rank; i-- > 0;) {
+    int32_t dim = t.dim_order != nullptr ? t.dim_order[i] : i;
+    if (t.sizes[dim] != 1 && t.strides[dim] != expected) return false;
+    expected *= t.sizes[dim];
+  }
+  return true;
 }
 
 // The host table and this plugin's handle, kept by the plugin after init.
@@ -100,18 +135,5 @@ class Host {
   const et_host_api* api_ = nullptr;
   et_plugin_handle* self_ = nullptr;
 };
-
-// Argument checks that build a clear error naming the operator.
-inline et_error* expect_args(const Host& host, const char* op, size_t nargs, size_t expected) {
-  if (nargs == expected) return nullptr;
-  return host.error(ET_ERR_INVALID_ARGUMENT, std::string(op) + ": expected " + std::to_string(expected) +
-                                                 " arguments, got " + std::to_string(nargs));
-}
-
-inline et_error* expect_tensor(const Host& host, const char* op, et_value* const* args, size_t index) {
-  if (args[index] != nullptr && args[index]->tag == ET_VALUE_TENSOR && args[index]->tensor != nullptr) return nullptr;
-  return host.error(ET_ERR_INVALID_ARGUMENT,
-                    std::string(op) + ": argument " + std::to_string(index) + " must be a tensor");
-}
 
 }  // namespace etrt::plugin

@@ -23,6 +23,23 @@
  *   1.1  tracers (et_tracer_descriptor, register_tracer); host services by name
  *        (service_acquire/service_release: the raw pthreadpool); kernel
  *        descriptors gain a dtype-specific variant key.
+ *   1.2  every function pointer marked required or optional (backends may leave
+ *        is_available and destroy NULL); host functions error_code and
+ *        error_message (read an error the host returned), scratch_alloc (per-call
+ *        scratch memory through et_exec_context), setting (ETRT_* settings read
+ *        the way the host reads them); the kernel variant documented as reserved.
+ *   1.3  tracing sessions: a tracer's descriptor gains session_create/destroy,
+ *        begin/end/value per session and session_result (the host fetches
+ *        ETDump, debug buffer, Chrome trace, operator summary); trace events
+ *        gain the serving plugin and a thread index; host functions
+ *        trace_clock_ns and trace_span (delegates report their own events).
+ *
+ * Required and optional
+ *   Every function pointer below is marked. [required]: the host refuses a
+ *   descriptor without it. [optional]: may be NULL; the comment says what the
+ *   host does then. Host table entries are always filled by a host of the
+ *   minor that added them; check struct_size (ET_HOST_HAS) before calling an
+ *   entry newer than the oldest host a plugin supports.
  *
  * Ownership
  *   Every pointer field says who owns it and how long it lives. "Borrowed" means
@@ -47,7 +64,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define ET_ABI_MAJOR 1
-#define ET_ABI_MINOR 1
+#define ET_ABI_MINOR 3
 
 #ifndef ET_ABI_TARGET_MINOR
 #define ET_ABI_TARGET_MINOR ET_ABI_MINOR
@@ -92,7 +109,8 @@ typedef struct et_error et_error;
  * unloaded while anything they created may be alive). */
 typedef struct et_plugin_handle et_plugin_handle;
 
-/* Opaque: per-call context of a kernel or delegate execution. Borrowed. */
+/* Opaque: per-call context of a kernel or delegate execution. Borrowed, valid
+ * only during the call. Read it through the host table: scratch_alloc (1.2). */
 typedef struct et_exec_context et_exec_context;
 
 /* Opaque: the named data (weights by key) of the program a delegate belongs to.
@@ -187,18 +205,21 @@ typedef struct et_value {
  * the program lists them: every schema argument in order (out arguments last),
  * then the return value(s) -- for a single-output out variant the out tensor
  * appears twice; several outputs are followed by a TensorList of them.
- * Returns NULL or an error. */
+ * ctx: borrowed; may be NULL when a host tool calls a kernel outside a method
+ * (scratch_alloc then returns NULL). Returns NULL or an error. */
 typedef et_error* (*et_kernel_fn)(void* user_data, et_exec_context* ctx,
                                   et_value* const* args, size_t nargs);
 
 typedef struct et_kernel_descriptor {
   size_t struct_size;
   const char* name;       /* "aten::add.out"; copied by the host at registration */
-  et_kernel_fn fn;
+  et_kernel_fn fn;        /* [required] */
   void* user_data;        /* plugin-owned; must outlive the process' use of the kernel */
 #if ET_ABI_TARGET_MINOR >= 1
-  /* 1.1: dtype-specific variant, "" or NULL for the generic kernel, else e.g.
-   * "float32". Copied by the host. */
+  /* 1.1, reserved: "" or NULL for the generic kernel. The host copies and
+   * reports it (`etrt plugins --json`) and keeps providers of different
+   * variants apart, but never selects a kernel by it: methods always run the
+   * generic kernel. A kernel dispatches on its inputs' dtypes itself. */
   const char* variant;
 #endif
 } et_kernel_descriptor;
@@ -225,13 +246,17 @@ typedef struct et_backend_descriptor {
   size_t struct_size;
   const char* id;         /* "XnnpackBackend"; copied by the host */
   void* user_data;        /* plugin-owned */
-  /* 1 when the backend can run on this machine. */
+  /* [optional] 1 when the backend can run on this machine. NULL (hosts >= 1.2):
+   * always available. */
   int32_t (*is_available)(void* user_data);
-  /* Compiles one delegate blob. *out_handle is owned by the plugin until destroy. */
+  /* [required] Compiles one delegate blob. *out_handle is owned by the plugin
+   * until destroy. */
   et_error* (*init)(void* user_data, const et_backend_init_args* args, void** out_handle);
+  /* [required] Runs a compiled delegate; args as for et_kernel_fn. */
   et_error* (*execute)(void* user_data, void* handle, et_exec_context* ctx,
                        et_value* const* args, size_t nargs);
-  /* Releases a handle from init. Accepts NULL. */
+  /* [optional] Releases a handle from init. Accepts NULL. NULL (hosts >= 1.2):
+   * handles need no release. */
   void (*destroy)(void* user_data, void* handle);
 } et_backend_descriptor;
 
@@ -247,21 +272,77 @@ typedef enum et_trace_kind {
 
 typedef struct et_trace_event {
   size_t struct_size;
-  int32_t kind;           /* et_trace_kind */
+  int32_t kind;           /* et_trace_kind (1.3: also et_trace_kind_1_3) */
   int32_t reserved;
   const char* name;       /* borrowed: operator name, delegate id, method name */
   int64_t id;             /* instruction index (operators/delegates), -1 otherwise */
   int64_t chain_id;       /* -1 when not applicable */
   int64_t debug_handle;   /* from the program, -1 when absent */
   uint64_t timestamp_ns;  /* monotonic clock of the host */
+#if ET_ABI_TARGET_MINOR >= 3
+  /* 1.3 (read only when struct_size covers them): */
+  const char* plugin;     /* borrowed: the plugin serving the instruction, "" for built-ins and methods */
+  uint32_t thread;        /* 0: the thread that runs the method; k > 0: the pool's k-th other thread seen */
+  uint32_t reserved2;
+#endif
 } et_trace_event;
 
+#if ET_ABI_TARGET_MINOR >= 3
+/* 1.3: kinds beyond et_trace_kind. */
+typedef enum et_trace_kind_1_3 {
+  ET_TRACE_DELEGATE_EVENT = 4, /* reported by a delegate from inside its call (trace_span) */
+  ET_TRACE_WORKER = 5          /* a chunk of a parallel_for on one thread; id: the instruction */
+} et_trace_kind_1_3;
+
+/* 1.3: what the host asks of a new session. Borrowed during session_create. */
+typedef struct et_trace_session_args {
+  size_t struct_size;
+  const char* label;          /* names the session in its output, e.g. the program's file */
+  size_t debug_buffer_size;   /* bytes for debug values; 0: record no debug values */
+} et_trace_session_args;
+
+/* 1.3: receives a session's result in pieces; data borrowed during the call. */
+typedef void (*et_trace_sink)(void* sink_context, const void* data, size_t size);
+#endif
+
+/* A tracer. Before 1.3: a process-wide listener (begin/end only; the host never
+ * calls one). From 1.3, a session-capable tracer: the host creates a session
+ * per set of traced method runs (a host enables it for one or more methods),
+ * calls the session_* functions while those methods run and fetches the
+ * result. The host serialises calls per session (one method run at a time),
+ * always on one thread at a time, so a session needs no locking. */
 typedef struct et_tracer_descriptor {
   size_t struct_size;
   const char* name;       /* copied by the host */
   void* user_data;        /* plugin-owned */
-  void (*begin)(void* user_data, const et_trace_event* event);
-  void (*end)(void* user_data, const et_trace_event* event);
+  void (*begin)(void* user_data, const et_trace_event* event); /* [required] */
+  void (*end)(void* user_data, const et_trace_event* event);   /* [required] */
+#if ET_ABI_TARGET_MINOR >= 3
+  /* [optional] 1.3. NULL: the tracer has no sessions and cannot be enabled for a
+   * method. *out_session is plugin-owned until session_destroy. */
+  et_error* (*session_create)(void* user_data, const et_trace_session_args* args, void** out_session);
+  /* [required with session_create] */
+  void (*session_destroy)(void* user_data, void* session);
+  /* [required with session_create] Spans: begin and end of the method run
+   * (ET_TRACE_METHOD; begins a new run block), of each instruction
+   * (ET_TRACE_OPERATOR), of each delegate call (ET_TRACE_DELEGATE), of events a
+   * delegate reports and of worker chunks. Spans nest; worker chunks and
+   * delegate events arrive after the work, with their own timestamps. */
+  void (*session_begin)(void* session, const et_trace_event* event);
+  void (*session_end)(void* session, const et_trace_event* event);
+  /* [optional] A value after the instruction `event` ran: a kernel's output,
+   * every argument of a delegate call (inputs and outputs cannot be told
+   * apart), and with is_method_output = 1 each output of the method at the end
+   * of the run. value borrowed during the call. */
+  void (*session_value)(void* session, const et_trace_event* event, const et_value* value,
+                        int32_t is_method_output);
+  /* [required with session_create] Writes the result named `what` to sink:
+   * "etdump", "debug_buffer", "chrome_trace", "operator_summary" (TSV lines:
+   * name, plugin, calls, total ns). Errors: ET_ERR_NOT_FOUND for an unknown
+   * `what`, ET_ERR_OUT_OF_MEMORY when the debug buffer was too small (the
+   * message says how many bytes it needed). */
+  et_error* (*session_result)(void* session, const char* what, et_trace_sink sink, void* sink_context);
+#endif
 } et_tracer_descriptor;
 #endif
 
@@ -329,7 +410,69 @@ typedef struct et_host_api {
   et_error* (*service_acquire)(const char* name, et_service_lease* lease);
   void (*service_release)(et_service_lease* lease);
 #endif
+
+#if ET_ABI_TARGET_MINOR >= 2
+  /* 1.2: an error's code (et_status_code) and message, e.g. of an error the
+   * host returned from named_data_get. The message is borrowed until the
+   * error is destroyed. NULL error: ET_OK and "". */
+  int32_t (*error_code)(const et_error* error);
+  const char* (*error_message)(const et_error* error);
+
+  /* 1.2: scratch memory for the current kernel or delegate call: valid until
+   * the call returns, then reused (the host resets it after every
+   * instruction; a steady run allocates nothing). Call it from the thread the
+   * host called the kernel on, not from parallel_for bodies. alignment: a
+   * power of two up to 4096 (0 means 1). NULL when ctx is NULL, alignment is
+   * invalid or memory runs out. Do not free the result. */
+  void* (*scratch_alloc)(et_exec_context* ctx, size_t bytes, size_t alignment);
+
+  /* 1.2: a setting from the process environment, read as the host reads its
+   * own: only names beginning with "ETRT_", and never in a setuid or setgid
+   * process (secure_getenv). NULL when unset or refused. The string is the
+   * environment's: copy it if it must outlive a change to the environment. */
+  const char* (*setting)(et_plugin_handle* self, const char* name);
+#endif
+
+#if ET_ABI_TARGET_MINOR >= 3
+  /* 1.3: the host's monotonic clock in nanoseconds (the tracers' time base). */
+  uint64_t (*trace_clock_ns)(void);
+  /* 1.3: a delegate reports a span it measured inside its execute call
+   * (start/end from trace_clock_ns): recorded as an ET_TRACE_DELEGATE_EVENT
+   * nested in the delegate call. name borrowed. Call it from the thread the
+   * host called execute on. Returns 0 and does nothing when the call is not
+   * traced (check once with start_ns == end_ns == 0 to skip measuring). */
+  int32_t (*trace_span)(et_exec_context* ctx, const char* name, int64_t delegate_debug_id, uint64_t start_ns,
+                        uint64_t end_ns);
+#endif
 } et_host_api;
+
+/* 1 when `host` has the table entry `field` (its struct_size covers it). */
+#define ET_HOST_HAS(host, field) \
+  ((host) != NULL && (host)->struct_size >= offsetof(et_host_api, field) + sizeof((host)->field))
+
+#if ET_ABI_TARGET_MINOR >= 2
+/* A setting through host->setting, or NULL on hosts older than 1.2 (which
+ * have no such entry: a plugin then runs with its defaults). */
+static inline const char* et_host_setting(const et_host_api* host, et_plugin_handle* self, const char* name) {
+  if (!ET_HOST_HAS(host, setting) || host->setting == NULL) return NULL;
+  return host->setting(self, name);
+}
+
+/* An error's message, or `fallback` on hosts older than 1.2. */
+static inline const char* et_host_error_message(const et_host_api* host, const et_error* error,
+                                                const char* fallback) {
+  if (!ET_HOST_HAS(host, error_message) || host->error_message == NULL) return fallback;
+  return host->error_message(error);
+}
+
+/* Scratch memory for the current call, or NULL on hosts older than 1.2 (the
+ * plugin then allocates with host->alloc and frees it itself). */
+static inline void* et_host_scratch_alloc(const et_host_api* host, et_exec_context* ctx, size_t bytes,
+                                          size_t alignment) {
+  if (!ET_HOST_HAS(host, scratch_alloc) || host->scratch_alloc == NULL) return NULL;
+  return host->scratch_alloc(ctx, bytes, alignment);
+}
+#endif
 
 /* ------------------------------------------------------------------ plugin */
 
@@ -342,8 +485,8 @@ typedef struct et_plugin_info {
   const char* name;       /* identity, e.g. "kernels_optimized" */
   const char* version;    /* the plugin's own version, e.g. "0.1.0" */
   const char* description;
-  /* Registers what the plugin provides through host. On error nothing the
-   * plugin registered is kept. */
+  /* [required] Registers what the plugin provides through host. On error
+   * nothing the plugin registered is kept. */
   et_error* (*init)(const et_host_api* host, et_plugin_handle* self);
 } et_plugin_info;
 

@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "pointwise_common.h"
+#include "vector_math.h"
 
 namespace etrt::kernels {
 namespace {
@@ -23,6 +24,7 @@ enum class Op {
   Eq, Ne, Lt, Le, Gt, Ge,
   LogicalAnd, LogicalOr, LogicalXor,
   BitAnd, BitOr, BitXor,
+  Fmod, Remainder, Atan2, Shl, Shr, Gate,
 };
 
 constexpr bool is_comparison(Op op) {
@@ -30,6 +32,24 @@ constexpr bool is_comparison(Op op) {
 }
 constexpr bool is_logical(Op op) { return op == Op::LogicalAnd || op == Op::LogicalOr || op == Op::LogicalXor; }
 constexpr bool returns_bool(Op op) { return is_comparison(op) || is_logical(op); }
+constexpr bool is_bitwise(Op op) {
+  return op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor || op == Op::Shl || op == Op::Shr;
+}
+constexpr bool is_integer_division(Op op) {
+  return op == Op::DivTrunc || op == Op::DivFloor || op == Op::Fmod || op == Op::Remainder;
+}
+
+// Integer division's one overflow, MIN / -1, traps on x86 (SIGFPE): a divisor of
+// -1 is negation (wrapping, like every integer op here) and leaves no remainder.
+template <typename T>
+constexpr bool is_minus_one(T b) {
+  if constexpr (std::is_signed_v<T>) return b == T(-1);
+  else return false;
+}
+template <typename T>
+constexpr T wrapping_negate(T a) {
+  return static_cast<T>(T(0) - a);  // -fwrapv (CMakeLists.txt): defined for MIN
+}
 
 template <typename T>
 inline T floor_div(T a, T b) {
@@ -46,10 +66,34 @@ inline T floor_div(T a, T b) {
     }
     return std::copysign(T(0), a / b);
   } else {
+    if (is_minus_one(b)) return wrapping_negate(a);
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
   }
+}
+
+// Python's modulo: the result takes the divisor's sign.
+template <typename T>
+inline T python_mod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else {
+    if (is_minus_one(b)) return T(0);
+    T r = static_cast<T>(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  }
+}
+
+// Shifts by the bit width or more (or by a negative amount) fill like PyTorch's.
+template <typename T>
+inline T shift(T a, T b, bool left) {
+  if (b < 0 || b >= T(64)) return left ? T(0) : (a < 0 ? T(-1) : T(0));
+  if (left) return static_cast<T>(static_cast<uint64_t>(a) << b);
+  return static_cast<T>(a >> b);
 }
 
 template <typename T>
@@ -76,7 +120,7 @@ struct Fn {
     else if constexpr (kOp == Op::Div) return static_cast<T>(a / b);
     else if constexpr (kOp == Op::DivTrunc) {
       if constexpr (std::is_floating_point_v<T>) return std::trunc(a / b);
-      else return static_cast<T>(a / b);
+      else return is_minus_one(b) ? wrapping_negate(a) : static_cast<T>(a / b);
     } else if constexpr (kOp == Op::DivFloor) return floor_div<T>(a, b);
     else if constexpr (kOp == Op::Pow) {
       if constexpr (std::is_floating_point_v<T>) {
@@ -105,7 +149,20 @@ struct Fn {
     else if constexpr (kOp == Op::LogicalAnd) return static_cast<bool>(a && b);
     else if constexpr (kOp == Op::LogicalOr) return static_cast<bool>(a || b);
     else if constexpr (kOp == Op::LogicalXor) return static_cast<bool>(a != b);
-    else if constexpr (kOp == Op::BitAnd) return static_cast<T>(a & b);
+    else if constexpr (kOp == Op::Fmod) {
+      if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b);
+      else return is_minus_one(b) ? T(0) : static_cast<T>(a % b);
+    } else if constexpr (kOp == Op::Remainder) return python_mod<T>(a, b);
+    else if constexpr (kOp == Op::Gate) {  // glu: a * sigmoid(b)
+      if constexpr (std::is_floating_point_v<T>) return static_cast<T>(a / (T(1) + std::exp(-b)));
+      else return a;
+    } else if constexpr (kOp == Op::Atan2) {
+      if constexpr (std::is_floating_point_v<T>) return std::atan2(a, b);
+      else return a;
+    } else if constexpr (kOp == Op::Shl || kOp == Op::Shr) {
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return shift<T>(a, b, kOp == Op::Shl);
+      else return a;
+    } else if constexpr (kOp == Op::BitAnd) return static_cast<T>(a & b);
     else if constexpr (kOp == Op::BitOr) return static_cast<T>(a | b);
     else return static_cast<T>(a ^ b);
   }
@@ -116,28 +173,52 @@ struct Fn {
 template <typename OT, typename T, typename F>
 inline void binary_run(char* const* p, const int64_t* s, int64_t n, const F& f) {
   OT* __restrict z = reinterpret_cast<OT*>(p[0]);
-  const T* x = reinterpret_cast<const T*>(p[1]);
-  const T* y = reinterpret_cast<const T*>(p[2]);
+  using S = Stored<T>;  // bool operands are read as bytes
+  const S* x = reinterpret_cast<const S*>(p[1]);
+  const S* y = reinterpret_cast<const S*>(p[2]);
   constexpr int64_t ot = sizeof(OT), it = sizeof(T);
   if (s[0] == ot) {
     if (s[1] == it && s[2] == it) {
-      for (int64_t k = 0; k < n; ++k) z[k] = f(x[k], y[k]);
+      for (int64_t k = 0; k < n; ++k) z[k] = f(load<T>(x[k]), load<T>(y[k]));
       return;
     }
     if (s[1] == it && s[2] == 0) {
-      const T b = *y;
-      for (int64_t k = 0; k < n; ++k) z[k] = f(x[k], b);
+      const T b = load<T>(*y);
+      for (int64_t k = 0; k < n; ++k) z[k] = f(load<T>(x[k]), b);
       return;
     }
     if (s[1] == 0 && s[2] == it) {
-      const T a = *x;
-      for (int64_t k = 0; k < n; ++k) z[k] = f(a, y[k]);
+      const T a = load<T>(*x);
+      for (int64_t k = 0; k < n; ++k) z[k] = f(a, load<T>(y[k]));
       return;
     }
   }
   for (int64_t k = 0; k < n; ++k)
-    *reinterpret_cast<OT*>(p[0] + k * s[0]) =
-        f(*reinterpret_cast<const T*>(p[1] + k * s[1]), *reinterpret_cast<const T*>(p[2] + k * s[2]));
+    *reinterpret_cast<OT*>(p[0] + k * s[0]) = f(load<T>(*reinterpret_cast<const S*>(p[1] + k * s[1])),
+                                                load<T>(*reinterpret_cast<const S*>(p[2] + k * s[2])));
+}
+
+// float32 pow (generic exponent) and glu's gate (a * sigmoid(b)) on the AVX2
+// vector math (plugins/common/vector_math.h): operands gathered into blocks from
+// any strides, so every layout gets the same values.
+template <Op kOp>
+void vector_math_run(char* const* p, const int64_t* s, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  float a[kBlock], b[kBlock];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - i0);
+    for (int64_t k = 0; k < m; ++k) {
+      a[k] = *reinterpret_cast<const float*>(p[1] + (i0 + k) * s[1]);
+      b[k] = *reinterpret_cast<const float*>(p[2] + (i0 + k) * s[2]);
+    }
+    if constexpr (kOp == Op::Pow) {
+      vm::vpow(a, b, a, static_cast<size_t>(m));
+    } else {
+      vm::vsigmoid(b, b, static_cast<size_t>(m));
+      for (int64_t k = 0; k < m; ++k) a[k] *= b[k];
+    }
+    for (int64_t k = 0; k < m; ++k) *reinterpret_cast<float*>(p[0] + (i0 + k) * s[0]) = a[k];
+  }
 }
 
 struct BinarySpec {
@@ -165,6 +246,12 @@ void run_typed(const Loop& L, const BinarySpec& spec) {
     }
   }
   f.pow_mode = spec.pow_mode;
+  if constexpr ((kOp == Op::Pow || kOp == Op::Gate) && std::is_same_v<T, float>) {
+    if ((kOp == Op::Gate || spec.pow_mode == 0) && vm::has_avx2_fma()) {
+      run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { vector_math_run<kOp>(p, s, n); });
+      return;
+    }
+  }
   using OT = std::conditional_t<returns_bool(kOp), bool, T>;
   run_loop(L, [&](char* const* p, const int64_t* s, int64_t n) { binary_run<OT, T>(p, s, n, f); });
 }
@@ -172,7 +259,7 @@ void run_typed(const Loop& L, const BinarySpec& spec) {
 // Which computation dtype an operator uses given the promoted dtype.
 int32_t computation_dtype(Op op, int32_t common) {
   if (is_logical(op)) return ET_DTYPE_BOOL;
-  if (op == Op::Div && !is_float(common)) return ET_DTYPE_FLOAT32;
+  if ((op == Op::Div || op == Op::Atan2) && !is_float(common)) return ET_DTYPE_FLOAT32;
   int32_t cd = compute_dtype(common);
   if (cd == ET_DTYPE_BOOL && !is_comparison(op) && op != Op::Max && op != Op::Min && op != Op::Pow &&
       op != Op::BitAnd && op != Op::BitOr && op != Op::BitXor)
@@ -183,7 +270,7 @@ int32_t computation_dtype(Op op, int32_t common) {
 // The dtype of the result before it is cast into `out`.
 int32_t result_dtype(Op op, int32_t common) {
   if (returns_bool(op)) return ET_DTYPE_BOOL;
-  if (op == Op::Div && !is_float(common)) return ET_DTYPE_FLOAT32;
+  if ((op == Op::Div || op == Op::Atan2) && !is_float(common)) return ET_DTYPE_FLOAT32;
   return common;
 }
 
@@ -194,6 +281,7 @@ void dispatch_op(Op op, F&& f) {
     PW_CASE(Add) PW_CASE(Sub) PW_CASE(Mul) PW_CASE(Div) PW_CASE(DivTrunc) PW_CASE(DivFloor) PW_CASE(Pow)
     PW_CASE(Max) PW_CASE(Min) PW_CASE(Eq) PW_CASE(Ne) PW_CASE(Lt) PW_CASE(Le) PW_CASE(Gt) PW_CASE(Ge)
     PW_CASE(LogicalAnd) PW_CASE(LogicalOr) PW_CASE(LogicalXor) PW_CASE(BitAnd) PW_CASE(BitOr) PW_CASE(BitXor)
+    PW_CASE(Fmod) PW_CASE(Remainder) PW_CASE(Atan2) PW_CASE(Shl) PW_CASE(Shr) PW_CASE(Gate)
 #undef PW_CASE
   }
 }
@@ -206,7 +294,7 @@ bool has_zero(const View& v) {
     using T = typename decltype(tag)::type;
     run_loop(L, [&](char* const* p, const int64_t* s, int64_t n) {
       bool any = false;
-      for (int64_t k = 0; k < n; ++k) any |= *reinterpret_cast<const T*>(p[0] + k * s[0]) == T(0);
+      for (int64_t k = 0; k < n; ++k) any |= *reinterpret_cast<const Stored<T>*>(p[0] + k * s[0]) == 0;
       if (any) found.store(true, std::memory_order_relaxed);
     });
   });
@@ -217,34 +305,34 @@ bool has_zero(const View& v) {
 // the promoted dtype.
 et_error* binary(const char* op, Op kind, const View& a, const View& b, int32_t common, et_tensor& out,
                  const BinarySpec& spec) {
-  PW_TRY(check_storage(op, out, "out"));
+  ETRT_TRY(check_storage(op, out, "out"));
   if (!is_storage_supported(a.dtype) || !is_storage_supported(b.dtype) || !is_storage_supported(common))
     return unsupported(op, std::string("dtype ") + dtype_name(!is_storage_supported(a.dtype) ? a.dtype : b.dtype) +
                                " is not supported (supported: float32, float64, int8-int64, uint8, bool)");
   int64_t shape[ET_MAX_RANK], rank = 0;
   if (!broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank))
-    return invalid(op, "shapes " + shape_str(a.sizes, a.rank) + " and " + shape_str(b.sizes, b.rank) +
+    return invalid(op, "shapes " + shape_string(a.sizes, a.rank) + " and " + shape_string(b.sizes, b.rank) +
                            " are not broadcastable");
   // Semantic checks of PyTorch.
   if (kind == Op::Sub && a.dtype == ET_DTYPE_BOOL && b.dtype == ET_DTYPE_BOOL)
     return invalid(op, "subtraction of two bool operands is not supported; use logical_xor");
-  if ((kind == Op::BitAnd || kind == Op::BitOr || kind == Op::BitXor) && is_float(common))
+  if (is_bitwise(kind) && is_float(common))
     return invalid(op, std::string("bitwise operations need integral or bool operands, got ") + dtype_name(common));
   if (spec.has_alpha && spec.alpha.kind == Scalar::kDouble && !is_float(common))
     return invalid(op, std::string("alpha must be an integer for ") + dtype_name(common) + " operands, got " +
                            spec.alpha.text());
   int32_t cd = computation_dtype(kind, common);
   int32_t rd = result_dtype(kind, common);
-  PW_TRY(check_result_cast(op, rd, out.dtype));
-  PW_TRY(resize_out(op, out, shape, rank));
+  ETRT_TRY(check_result_cast(op, rd, out.dtype));
+  ETRT_TRY(resize_out(op, out, shape, rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
-  PW_TRY(check_data(op, out, "out"));
+  ETRT_TRY(check_data(op, out, "out"));
 
   Scratch sa, sb;
   View ca, cb;
   if (!as_dtype(a, cd, sa, &ca) || !as_dtype(b, cd, sb, &cb)) return out_of_memory(op);
-  if ((kind == Op::DivTrunc || kind == Op::DivFloor) && !is_float(cd) && has_zero(cb))
-    return invalid(op, "integer division by zero");
+  if (is_integer_division(kind) && !is_float(cd) && has_zero(cb))
+    return invalid(op, kind == Op::Fmod || kind == Op::Remainder ? "integer modulo by zero" : "integer division by zero");
   if (kind == Op::Pow && is_integral(cd)) {
     bool negative = false;
     Loop L = make_loop(cb.rank, cb.sizes, {&cb});
@@ -265,18 +353,20 @@ et_error* binary(const char* op, Op kind, const View& a, const View& b, int32_t 
     constexpr Op kOp = decltype(op_tag)::value;
     switch (cd) {
       case ET_DTYPE_FLOAT32:
-        if constexpr (kOp != Op::BitAnd && kOp != Op::BitOr && kOp != Op::BitXor) run_typed<kOp, float>(L, spec);
+        if constexpr (!is_bitwise(kOp)) run_typed<kOp, float>(L, spec);
         break;
       case ET_DTYPE_FLOAT64:
-        if constexpr (kOp != Op::BitAnd && kOp != Op::BitOr && kOp != Op::BitXor) run_typed<kOp, double>(L, spec);
+        if constexpr (!is_bitwise(kOp)) run_typed<kOp, double>(L, spec);
         break;
       case ET_DTYPE_BOOL:
         if constexpr (kOp != Op::Add && kOp != Op::Sub && kOp != Op::Mul && kOp != Op::Div && kOp != Op::DivTrunc &&
-                      kOp != Op::DivFloor)
+                      kOp != Op::DivFloor && !is_integer_division(kOp) && kOp != Op::Atan2 && kOp != Op::Shl &&
+                      kOp != Op::Shr && kOp != Op::Gate)
           run_typed<kOp, bool>(L, spec);
         break;
       default:
-        if constexpr (kOp != Op::LogicalAnd && kOp != Op::LogicalOr && kOp != Op::LogicalXor)
+        if constexpr (kOp != Op::LogicalAnd && kOp != Op::LogicalOr && kOp != Op::LogicalXor && kOp != Op::Atan2 &&
+                      kOp != Op::Gate)
           run_typed<kOp, int64_t>(L, spec);
         break;
     }
@@ -298,170 +388,162 @@ int32_t promoted(const et_tensor& a, const Scalar& b) {
   return rt.get();
 }
 
-// Kernels: argument layouts are the schema's arguments then the return.
+// Kernels (listed in operators.def).
 
-// alpha, when the operator has one, sits between the operands and out.
-et_error* read_alpha(const ArgReader& r, bool has_alpha, BinarySpec* spec) {
-  if (!has_alpha) return nullptr;
-  PW_TRY(r.scalar(2, "alpha", &spec->alpha));
-  spec->has_alpha = true;
-  return nullptr;
+template <Op kOp>
+et_error* tensor_tensor(Call call, const Tensor& self, const Tensor& other, Tensor& out) {
+  ETRT_TRY(check_data(call.op, self, "self"));
+  ETRT_TRY(check_data(call.op, other, "other"));
+  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{});
 }
 
 template <Op kOp>
-et_error* tensor_tensor(const char* op, et_value* const* args, size_t nargs, bool has_alpha) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(has_alpha ? 5 : 4));
-  et_tensor *a = nullptr, *b = nullptr, *out = nullptr;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.tensor(1, "other", &b));
-  PW_TRY(r.tensor(has_alpha ? 3 : 2, "out", &out));
-  BinarySpec spec;
-  PW_TRY(read_alpha(r, has_alpha, &spec));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_data(op, *b, "other"));
-  return binary(op, kOp, view_of(*a), view_of(*b), promoted(*a, *b), *out, spec);
+et_error* tensor_tensor_alpha(Call call, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out) {
+  ETRT_TRY(check_data(call.op, self, "self"));
+  ETRT_TRY(check_data(call.op, other, "other"));
+  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{alpha, true, 0});
 }
 
-template <Op kOp>
-et_error* tensor_scalar(const char* op, et_value* const* args, size_t nargs, bool has_alpha, bool reverse = false) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(has_alpha ? 5 : 4));
-  et_tensor *a = nullptr, *out = nullptr;
-  Scalar s;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.scalar(1, "other", &s));
-  PW_TRY(r.tensor(has_alpha ? 3 : 2, "out", &out));
-  BinarySpec spec;
-  PW_TRY(read_alpha(r, has_alpha, &spec));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_storage(op, *a, "self"));
-  int32_t common = promoted(*a, s);
+template <Op kOp, bool kReverse = false>
+et_error* tensor_scalar_spec(const char* op, const Tensor& self, const Scalar& other, Tensor& out,
+                             const BinarySpec& spec) {
+  ETRT_TRY(check_data(op, self, "self"));
+  ETRT_TRY(check_storage(op, self, "self"));
+  int32_t common = promoted(self, other);
   uint64_t storage;
-  View sv = scalar_view(s, computation_dtype(kOp, common), &storage);
-  if (reverse) return binary(op, kOp, sv, view_of(*a), common, *out, spec);
-  return binary(op, kOp, view_of(*a), sv, common, *out, spec);
+  View sv = scalar_view(other, computation_dtype(kOp, common), &storage);
+  if (kReverse) return binary(op, kOp, sv, view_of(self), common, out, spec);
+  return binary(op, kOp, view_of(self), sv, common, out, spec);
 }
 
-et_error* add_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Add>("aten::add.out", a, n, true); }
-et_error* sub_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Sub>("aten::sub.out", a, n, true); }
-et_error* mul_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Mul>("aten::mul.out", a, n, false); }
-et_error* div_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Div>("aten::div.out", a, n, false); }
-et_error* maximum_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Max>("aten::maximum.out", a, n, false); }
-et_error* minimum_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Min>("aten::minimum.out", a, n, false); }
-et_error* pow_tt_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::Pow>("aten::pow.Tensor_Tensor_out", a, n, false); }
-et_error* logical_and_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::LogicalAnd>("aten::logical_and.out", a, n, false); }
-et_error* logical_or_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::LogicalOr>("aten::logical_or.out", a, n, false); }
-et_error* logical_xor_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::LogicalXor>("aten::logical_xor.out", a, n, false); }
-et_error* bitwise_and_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::BitAnd>("aten::bitwise_and.Tensor_out", a, n, false); }
-et_error* bitwise_or_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::BitOr>("aten::bitwise_or.Tensor_out", a, n, false); }
-et_error* bitwise_xor_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_tensor<Op::BitXor>("aten::bitwise_xor.Tensor_out", a, n, false); }
-et_error* add_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_scalar<Op::Add>("aten::add.Scalar_out", a, n, true); }
-et_error* sub_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_scalar<Op::Sub>("aten::sub.Scalar_out", a, n, true); }
-et_error* rsub_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_scalar<Op::Sub>("aten::rsub.Scalar_out", a, n, true, true); }
-et_error* mul_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_scalar<Op::Mul>("aten::mul.Scalar_out", a, n, false); }
-et_error* div_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) { return tensor_scalar<Op::Div>("aten::div.Scalar_out", a, n, false); }
+template <Op kOp>
+et_error* tensor_scalar(Call call, const Tensor& self, Scalar other, Tensor& out) {
+  return tensor_scalar_spec<kOp>(call.op, self, other, out, BinarySpec{});
+}
 
-#define PW_CMP(name, kop)                                                                          \
-  et_error* name##_tensor_out(void*, et_exec_context*, et_value* const* a, size_t n) {            \
-    return tensor_tensor<Op::kop>("aten::" #name ".Tensor_out", a, n, false);                      \
-  }                                                                                                \
-  et_error* name##_scalar_out(void*, et_exec_context*, et_value* const* a, size_t n) {            \
-    return tensor_scalar<Op::kop>("aten::" #name ".Scalar_out", a, n, false);                      \
-  }
-PW_CMP(eq, Eq)
-PW_CMP(ne, Ne)
-PW_CMP(lt, Lt)
-PW_CMP(le, Le)
-PW_CMP(gt, Gt)
-PW_CMP(ge, Ge)
-#undef PW_CMP
+template <Op kOp>
+et_error* tensor_scalar_alpha(Call call, const Tensor& self, Scalar other, Scalar alpha, Tensor& out) {
+  return tensor_scalar_spec<kOp>(call.op, self, other, out, BinarySpec{alpha, true, 0});
+}
+
+// rsub: other - alpha * self.
+template <Op kOp>
+et_error* reverse_tensor_scalar_alpha(Call call, const Tensor& self, Scalar other, Scalar alpha, Tensor& out) {
+  return tensor_scalar_spec<kOp, true>(call.op, self, other, out, BinarySpec{alpha, true, 0});
+}
 
 // rounding_mode: None (true division), "trunc" or "floor".
-et_error* rounding_op(const char* op, const ArgReader& r, size_t index, Op* kind) {
-  bool present = false;
-  std::string mode;
-  PW_TRY(r.opt_string(index, "rounding_mode", &present, &mode));
-  if (!present) *kind = Op::Div;
-  else if (mode == "trunc") *kind = Op::DivTrunc;
-  else if (mode == "floor") *kind = Op::DivFloor;
-  else return invalid(op, "rounding_mode must be None, 'trunc' or 'floor', got '" + mode + "'");
+et_error* rounding_op(const char* op, std::optional<std::string_view> mode, Op* kind) {
+  if (!mode) *kind = Op::Div;
+  else if (*mode == "trunc") *kind = Op::DivTrunc;
+  else if (*mode == "floor") *kind = Op::DivFloor;
+  else return invalid(op, "rounding_mode must be None, 'trunc' or 'floor', got '" + std::string(*mode) + "'");
   return nullptr;
 }
 
-et_error* div_out_mode(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::div.out_mode";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *a = nullptr, *b = nullptr, *out = nullptr;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.tensor(1, "other", &b));
-  PW_TRY(r.tensor(3, "out", &out));
+et_error* div_out_mode(Call call, const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode,
+                       Tensor& out) {
   Op kind;
-  PW_TRY(rounding_op(op, r, 2, &kind));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_data(op, *b, "other"));
-  return binary(op, kind, view_of(*a), view_of(*b), promoted(*a, *b), *out, BinarySpec{});
+  ETRT_TRY(rounding_op(call.op, rounding_mode, &kind));
+  ETRT_TRY(check_data(call.op, self, "self"));
+  ETRT_TRY(check_data(call.op, other, "other"));
+  return binary(call.op, kind, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{});
 }
 
-et_error* div_scalar_mode_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::div.Scalar_mode_out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *a = nullptr, *out = nullptr;
-  Scalar s;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.scalar(1, "other", &s));
-  PW_TRY(r.tensor(3, "out", &out));
+et_error* div_scalar_mode_out(Call call, const Tensor& self, Scalar other,
+                              std::optional<std::string_view> rounding_mode, Tensor& out) {
+  const char* op = call.op;
   Op kind;
-  PW_TRY(rounding_op(op, r, 2, &kind));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_storage(op, *a, "self"));
-  int32_t common = promoted(*a, s);
+  ETRT_TRY(rounding_op(op, rounding_mode, &kind));
+  ETRT_TRY(check_data(op, self, "self"));
+  ETRT_TRY(check_storage(op, self, "self"));
+  int32_t common = promoted(self, other);
   uint64_t storage;
-  View sv = scalar_view(s, kind == Op::Div ? computation_dtype(Op::Div, common) : compute_dtype(common), &storage);
-  return binary(op, kind, view_of(*a), sv, common, *out, BinarySpec{});
+  View sv = scalar_view(other, kind == Op::Div ? computation_dtype(Op::Div, common) : compute_dtype(common), &storage);
+  return binary(op, kind, view_of(self), sv, common, out, BinarySpec{});
 }
 
 // pow.Tensor_Scalar_out(self, Scalar exponent, *, out)
-et_error* pow_ts_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::pow.Tensor_Scalar_out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(4));
-  et_tensor *a = nullptr, *out = nullptr;
-  Scalar e;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.scalar(1, "exponent", &e));
-  PW_TRY(r.tensor(2, "out", &out));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_storage(op, *a, "self"));
-  int32_t common = promoted(*a, e);
+et_error* pow_ts_out(Call call, const Tensor& self, Scalar exponent, Tensor& out) {
   BinarySpec spec;
-  double x = e.to_double();
-  if (is_float(common)) {
+  double x = exponent.to_double();
+  if (is_float(promoted(self, exponent)))
     spec.pow_mode = x == 2 ? 1 : x == 0.5 ? 2 : x == 1 ? 3 : x == -1 ? 4 : x == -0.5 ? 5 : x == 3 ? 6 : 0;
-  }
-  uint64_t storage;
-  View sv = scalar_view(e, computation_dtype(Op::Pow, common), &storage);
-  return binary(op, Op::Pow, view_of(*a), sv, common, *out, spec);
+  return tensor_scalar_spec<Op::Pow>(call.op, self, exponent, out, spec);
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, out)
-et_error* pow_st_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::pow.Scalar_out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(4));
-  et_tensor *e = nullptr, *out = nullptr;
-  Scalar s;
-  PW_TRY(r.scalar(0, "self", &s));
-  PW_TRY(r.tensor(1, "exponent", &e));
-  PW_TRY(r.tensor(2, "out", &out));
-  PW_TRY(check_data(op, *e, "exponent"));
-  PW_TRY(check_storage(op, *e, "exponent"));
-  int32_t common = promoted(*e, s);
+et_error* pow_st_out(Call call, Scalar self, const Tensor& exponent, Tensor& out) {
+  const char* op = call.op;
+  ETRT_TRY(check_data(op, exponent, "exponent"));
+  ETRT_TRY(check_storage(op, exponent, "exponent"));
+  int32_t common = promoted(exponent, self);
   uint64_t storage;
-  View sv = scalar_view(s, computation_dtype(Op::Pow, common), &storage);
-  return binary(op, Op::Pow, sv, view_of(*e), common, *out, BinarySpec{});
+  View sv = scalar_view(self, computation_dtype(Op::Pow, common), &storage);
+  return binary(op, Op::Pow, sv, view_of(exponent), common, out, BinarySpec{});
+}
+
+// clamp.Tensor_out(self, Tensor? min=None, Tensor? max=None, *, out): max(min(...)) with broadcasting,
+// computed as maximum(self, min) then minimum(that, max) in the promoted dtype.
+et_error* clamp_tensor_out(Call call, const Tensor& self, const Tensor* min, const Tensor* max, Tensor& out) {
+  const char* op = call.op;
+  if (min == nullptr && max == nullptr) return invalid(op, "at least one of 'min' or 'max' must not be None");
+  ETRT_TRY(check_data(op, self, "self"));
+  ResultType rt;
+  rt.add(self);
+  if (min != nullptr) rt.add(*min);
+  if (max != nullptr) rt.add(*max);
+  const int32_t common = rt.get();
+  if (common == ET_DTYPE_BOOL) return unsupported(op, "clamp is not supported for bool tensors");
+  View current = view_of(self);
+  Scratch scratch;
+  if (min != nullptr && max != nullptr) {
+    // The intermediate keeps the promoted dtype and the broadcast shape of self and min.
+    ETRT_TRY(check_data(op, *min, "min"));
+    int64_t shape[ET_MAX_RANK], rank = 0;
+    if (!broadcast_shapes(self.sizes, self.rank, min->sizes, min->rank, shape, &rank))
+      return invalid(op, "shapes " + shape_string(self) + " and " + shape_string(*min) + " (min) are not broadcastable");
+    int64_t n = 1;
+    for (int64_t i = 0; i < rank; ++i) n *= shape[i];
+    void* p = scratch.get(static_cast<size_t>(n) * element_size(common));
+    if (p == nullptr) return out_of_memory(op);
+    et_tensor mid{};
+    mid.struct_size = sizeof mid;
+    mid.dtype = common;
+    mid.rank = static_cast<int32_t>(rank);
+    int64_t strides[ET_MAX_RANK];
+    View cv = contiguous_view(common, mid.rank, shape, p);
+    std::copy(cv.strides, cv.strides + rank, strides);
+    mid.sizes = shape;
+    mid.strides = strides;
+    mid.data = p;
+    mid.nbytes = mid.capacity_bytes = static_cast<size_t>(n) * element_size(common);
+    mid.dynamism = ET_SHAPE_STATIC;
+    ETRT_TRY(binary(op, Op::Max, current, view_of(*min), common, mid, BinarySpec{}));
+    return binary(op, Op::Min, cv, view_of(*max), common, out, BinarySpec{});
+  }
+  if (min != nullptr) {
+    ETRT_TRY(check_data(op, *min, "min"));
+    return binary(op, Op::Max, current, view_of(*min), common, out, BinarySpec{});
+  }
+  ETRT_TRY(check_data(op, *max, "max"));
+  return binary(op, Op::Min, current, view_of(*max), common, out, BinarySpec{});
+}
+
+// glu.out(self, int dim=-1, *, out): first half * sigmoid(second half) along dim.
+et_error* glu_out(Call call, const Tensor& self, int64_t dim, Tensor& out) {
+  const char* op = call.op;
+  ETRT_TRY(check_data(op, self, "self"));
+  if (!is_float(self.dtype))
+    return unsupported(op, std::string("dtype ") + dtype_name(self.dtype) + " is not supported (floating point only)");
+  if (self.rank == 0) return invalid(op, "glu does not support rank-0 tensors");
+  int64_t d = 0;
+  ETRT_TRY(normalize_dim(op, dim, self.rank, &d));
+  const int64_t n = self.sizes[d];
+  if (n % 2 != 0) return invalid(op, "halving dim " + str(d) + " of size " + str(n) + " must give an even split");
+  const View v = view_of(self);
+  return binary(op, Op::Gate, v.narrow(static_cast<int32_t>(d), 0, n / 2), v.narrow(static_cast<int32_t>(d), n / 2, n / 2),
+                self.dtype, out, BinarySpec{});
 }
 
 // ------------------------------------------------------------ where & masked_fill
@@ -470,27 +552,27 @@ template <typename T>
 void where_run(char* const* p, const int64_t* s, int64_t n) {
   constexpr int64_t it = sizeof(T);
   T* __restrict z = reinterpret_cast<T*>(p[0]);
-  const bool* c = reinterpret_cast<const bool*>(p[1]);
+  const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);  // bool bytes: any nonzero is true
   const T* x = reinterpret_cast<const T*>(p[2]);
   const T* y = reinterpret_cast<const T*>(p[3]);
   if (s[0] == it && s[1] == 1) {
     if (s[2] == it && s[3] == it) {
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] ? x[k] : y[k];
+      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? x[k] : y[k];
       return;
     }
     if (s[2] == 0 && s[3] == it) {
       const T a = *x;
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] ? a : y[k];
+      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? a : y[k];
       return;
     }
     if (s[2] == it && s[3] == 0) {
       const T b = *y;
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] ? x[k] : b;
+      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? x[k] : b;
       return;
     }
   }
   for (int64_t k = 0; k < n; ++k) {
-    bool cond = *reinterpret_cast<const bool*>(p[1] + k * s[1]);
+    bool cond = *reinterpret_cast<const uint8_t*>(p[1] + k * s[1]) != 0;
     *reinterpret_cast<T*>(p[0] + k * s[0]) = *reinterpret_cast<const T*>(p[cond ? 2 : 3] + k * s[cond ? 2 : 3]);
   }
 }
@@ -498,15 +580,15 @@ void where_run(char* const* p, const int64_t* s, int64_t n) {
 // out = cond ? a : b, all broadcast; `common` the promoted dtype of a and b.
 et_error* where(const char* op, const View& cond, const View& a, const View& b, int32_t common, et_tensor& out,
                 const int64_t* shape, int64_t rank) {
-  PW_TRY(check_storage(op, out, "out"));
+  ETRT_TRY(check_storage(op, out, "out"));
   if (cond.dtype != ET_DTYPE_BOOL)
     return unsupported(op, std::string("condition/mask dtype must be bool, got ") + dtype_name(cond.dtype));
   if (!is_storage_supported(common))
     return unsupported(op, std::string("dtype ") + dtype_name(common) + " is not supported");
-  PW_TRY(check_result_cast(op, common, out.dtype));
-  PW_TRY(resize_out(op, out, shape, rank));
+  ETRT_TRY(check_result_cast(op, common, out.dtype));
+  ETRT_TRY(resize_out(op, out, shape, rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
-  PW_TRY(check_data(op, out, "out"));
+  ETRT_TRY(check_data(op, out, "out"));
   // Computed in the promoted storage dtype itself (a select converts nothing).
   Scratch sa, sb;
   View ca, cb;
@@ -525,94 +607,48 @@ et_error* where(const char* op, const View& cond, const View& a, const View& b, 
 }
 
 // where.self_out(condition, self, other, *, out)
-et_error* where_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::where.self_out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *c = nullptr, *a = nullptr, *b = nullptr, *out = nullptr;
-  PW_TRY(r.tensor(0, "condition", &c));
-  PW_TRY(r.tensor(1, "self", &a));
-  PW_TRY(r.tensor(2, "other", &b));
-  PW_TRY(r.tensor(3, "out", &out));
-  const std::pair<et_tensor*, const char*> operands[] = {{c, "condition"}, {a, "self"}, {b, "other"}};
+et_error* where_out(Call call, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
+  const char* op = call.op;
+  const std::pair<const et_tensor*, const char*> operands[] = {{&condition, "condition"}, {&self, "self"}, {&other, "other"}};
   for (const auto& [t, name] : operands) {
-    PW_TRY(check_data(op, *t, name));
-    PW_TRY(check_storage(op, *t, name));
+    ETRT_TRY(check_data(op, *t, name));
+    ETRT_TRY(check_storage(op, *t, name));
   }
   int64_t ab[ET_MAX_RANK], shape[ET_MAX_RANK], rab, rank;
-  if (!broadcast_shapes(a->sizes, a->rank, b->sizes, b->rank, ab, &rab) ||
-      !broadcast_shapes(c->sizes, c->rank, ab, rab, shape, &rank))
-    return invalid(op, "shapes " + shape_str(*c) + " (condition), " + shape_str(*a) + " and " + shape_str(*b) +
-                           " are not broadcastable");
-  return where(op, view_of(*c), view_of(*a), view_of(*b), promoted(*a, *b), *out, shape, rank);
+  if (!broadcast_shapes(self.sizes, self.rank, other.sizes, other.rank, ab, &rab) ||
+      !broadcast_shapes(condition.sizes, condition.rank, ab, rab, shape, &rank))
+    return invalid(op, "shapes " + shape_string(condition) + " (condition), " + shape_string(self) + " and " +
+                           shape_string(other) + " are not broadcastable");
+  return where(op, view_of(condition), view_of(self), view_of(other), promoted(self, other), out, shape, rank);
 }
 
 // masked_fill.Scalar_out(self, mask, Scalar value, *, out)
-et_error* masked_fill_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::masked_fill.Scalar_out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *a = nullptr, *mask = nullptr, *out = nullptr;
-  Scalar value;
-  PW_TRY(r.tensor(0, "self", &a));
-  PW_TRY(r.tensor(1, "mask", &mask));
-  PW_TRY(r.scalar(2, "value", &value));
-  PW_TRY(r.tensor(3, "out", &out));
-  PW_TRY(check_data(op, *a, "self"));
-  PW_TRY(check_data(op, *mask, "mask"));
-  PW_TRY(check_storage(op, *a, "self"));
+et_error* masked_fill_out(Call call, const Tensor& self, const Tensor& mask, Scalar value, Tensor& out) {
+  const char* op = call.op;
+  ETRT_TRY(check_data(op, self, "self"));
+  ETRT_TRY(check_data(op, mask, "mask"));
+  ETRT_TRY(check_storage(op, self, "self"));
   int64_t shape[ET_MAX_RANK], rank = 0;
-  bool ok = broadcast_shapes(a->sizes, a->rank, mask->sizes, mask->rank, shape, &rank) && rank == a->rank;
-  for (int64_t d = 0; ok && d < rank; ++d) ok = shape[d] == a->sizes[d];
-  if (!ok) return invalid(op, "mask of shape " + shape_str(*mask) + " does not broadcast to self's shape " + shape_str(*a));
-  if (a->dtype == ET_DTYPE_BOOL && value.kind != Scalar::kBool && value.to_double() != 0 && value.to_double() != 1)
+  bool ok = broadcast_shapes(self.sizes, self.rank, mask.sizes, mask.rank, shape, &rank) && rank == self.rank;
+  for (int64_t d = 0; ok && d < rank; ++d) ok = shape[d] == self.sizes[d];
+  if (!ok)
+    return invalid(op, "mask of shape " + shape_string(mask) + " does not broadcast to self's shape " +
+                           shape_string(self));
+  if (self.dtype == ET_DTYPE_BOOL && value.kind != Scalar::kBool && value.to_double() != 0 && value.to_double() != 1)
     return invalid(op, "value " + value.text() + " cannot be converted to bool without overflow");
   uint64_t storage;
-  View sv = scalar_view(value, a->dtype, &storage);
-  return where(op, view_of(*mask), sv, view_of(*a), a->dtype, *out, shape, rank);
+  View sv = scalar_view(value, self.dtype, &storage);
+  return where(op, view_of(mask), sv, view_of(self), self.dtype, out, shape, rank);
 }
-
-constexpr KernelEntry kKernels[] = {
-    {"aten::add.out", add_out},
-    {"aten::sub.out", sub_out},
-    {"aten::mul.out", mul_out},
-    {"aten::div.out", div_out},
-    {"aten::div.out_mode", div_out_mode},
-    {"aten::add.Scalar_out", add_scalar_out},
-    {"aten::sub.Scalar_out", sub_scalar_out},
-    {"aten::mul.Scalar_out", mul_scalar_out},
-    {"aten::div.Scalar_out", div_scalar_out},
-    {"aten::div.Scalar_mode_out", div_scalar_mode_out},
-    {"aten::rsub.Scalar_out", rsub_scalar_out},
-    {"aten::pow.Tensor_Scalar_out", pow_ts_out},
-    {"aten::pow.Tensor_Tensor_out", pow_tt_out},
-    {"aten::pow.Scalar_out", pow_st_out},
-    {"aten::eq.Scalar_out", eq_scalar_out},
-    {"aten::eq.Tensor_out", eq_tensor_out},
-    {"aten::ne.Scalar_out", ne_scalar_out},
-    {"aten::ne.Tensor_out", ne_tensor_out},
-    {"aten::lt.Scalar_out", lt_scalar_out},
-    {"aten::lt.Tensor_out", lt_tensor_out},
-    {"aten::le.Scalar_out", le_scalar_out},
-    {"aten::le.Tensor_out", le_tensor_out},
-    {"aten::gt.Scalar_out", gt_scalar_out},
-    {"aten::gt.Tensor_out", gt_tensor_out},
-    {"aten::ge.Scalar_out", ge_scalar_out},
-    {"aten::ge.Tensor_out", ge_tensor_out},
-    {"aten::logical_and.out", logical_and_out},
-    {"aten::logical_or.out", logical_or_out},
-    {"aten::logical_xor.out", logical_xor_out},
-    {"aten::bitwise_and.Tensor_out", bitwise_and_out},
-    {"aten::bitwise_or.Tensor_out", bitwise_or_out},
-    {"aten::bitwise_xor.Tensor_out", bitwise_xor_out},
-    {"aten::maximum.out", maximum_out},
-    {"aten::minimum.out", minimum_out},
-    {"aten::where.self_out", where_out},
-    {"aten::masked_fill.Scalar_out", masked_fill_out},
-};
 
 }  // namespace
 
-std::span<const KernelEntry> binary_elementwise_kernels() { return kKernels; }
+std::span<const KernelDef> binary_elementwise_kernels() {
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_BINARY_ELEMENTWISE
+#include "operators.def"
+  };
+  return kKernels;
+}
 
 }  // namespace etrt::kernels

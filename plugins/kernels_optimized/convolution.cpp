@@ -361,10 +361,9 @@ bool gemm_conv(const Conv& c) {
 }
 
 // stride / padding / dilation: one value per spatial dimension, or one for all.
-et_error* spatial_list(const char* op, const et_value* v, const char* name, int64_t spatial, int64_t min_value,
+et_error* spatial_list(const char* op, IntArrayRef values, const char* name, int64_t spatial, int64_t min_value,
                        int64_t out[2]) {
-  std::span<const int64_t> list;
-  if (et_error* e = get_int_list(op, v, name, &list)) return e;
+  std::span<const int64_t> list(values.begin(), values.end());
   if (list.size() != static_cast<size_t>(spatial) && list.size() != 1)
     return invalid(op, std::string(name) + " " + shape_of(list) + " must have 1 or " + std::to_string(spatial) +
                            " values for a " + std::to_string(spatial) + "-D convolution");
@@ -381,20 +380,13 @@ et_error* spatial_list(const char* op, const et_value* v, const char* name, int6
 
 // convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, *, out)
 // -> args [input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, out, out]
-et_error* convolution_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::convolution.out";
-  if (et_error* e = expect_count(op, args, nargs, 11)) return e;
-  et_tensor *x = nullptr, *w = nullptr, *bias = nullptr, *out = nullptr;
-  bool transposed = false;
-  int64_t groups = 1;
-  std::span<const int64_t> output_padding;
-  if (et_error* e = get_tensor(op, args[0], "input", &x)) return e;
-  if (et_error* e = get_tensor(op, args[1], "weight", &w)) return e;
-  if (et_error* e = get_optional_tensor(op, args[2], "bias", &bias)) return e;
-  if (et_error* e = get_bool(op, args[6], "transposed", &transposed)) return e;
-  if (et_error* e = get_int_list(op, args[7], "output_padding", &output_padding)) return e;
-  if (et_error* e = get_int(op, args[8], "groups", &groups)) return e;
-  if (et_error* e = get_tensor(op, args[9], "out", &out)) return e;
+et_error* convolution_out(Call call, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                          IntArrayRef stride_arg, IntArrayRef padding_arg, IntArrayRef dilation_arg, bool transposed,
+                          IntArrayRef output_padding_arg, int64_t groups, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor *x = &input, *w = &weight;
+  et_tensor* out = &out_arg;
+  std::span<const int64_t> output_padding(output_padding_arg.begin(), output_padding_arg.end());
   if (transposed)
     return unsupported(op, "transposed convolution is not supported (input " + shape_string(*x) + ", weight " +
                                shape_string(*w) + ")");
@@ -409,9 +401,9 @@ et_error* convolution_out(void*, et_exec_context*, et_value* const* args, size_t
     return invalid(op, "weight " + shape_string(*w) + " must have the rank of input " + shape_string(*x));
   const int64_t spatial = x->rank - 2;
   int64_t stride[2], padding[2], dilation[2];
-  if (et_error* e = spatial_list(op, args[3], "stride", spatial, 1, stride)) return e;
-  if (et_error* e = spatial_list(op, args[4], "padding", spatial, 0, padding)) return e;
-  if (et_error* e = spatial_list(op, args[5], "dilation", spatial, 1, dilation)) return e;
+  if (et_error* e = spatial_list(op, stride_arg, "stride", spatial, 1, stride)) return e;
+  if (et_error* e = spatial_list(op, padding_arg, "padding", spatial, 0, padding)) return e;
+  if (et_error* e = spatial_list(op, dilation_arg, "dilation", spatial, 1, dilation)) return e;
   if (groups < 1) return invalid(op, "groups must be >= 1, got " + std::to_string(groups));
 
   Conv c{};
@@ -465,3 +457,16 @@ et_error* convolution_out(void*, et_exec_context*, et_value* const* args, size_t
 }
 
 }  // namespace etrt::kernels::linalg
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> convolution_kernels() {
+  using namespace linalg;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_CONVOLUTION
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

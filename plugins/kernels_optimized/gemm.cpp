@@ -437,7 +437,7 @@ bool packed_gemm(int64_t M, int64_t N, int64_t K, float alpha, const Matrix& A, 
 bool use_avx2() {
   int isa = g_isa.load(std::memory_order_relaxed);
   if (isa < 0) {
-    const char* forced = std::getenv("ETRT_GEMM_ISA");
+    const char* forced = et_host_setting(host.api(), host.self(), "ETRT_GEMM_ISA");
     const bool generic = forced != nullptr && std::strcmp(forced, "generic") == 0;
     isa = (!generic && cpu_supports_avx2_fma()) ? 1 : 0;
     g_isa.store(isa, std::memory_order_relaxed);

@@ -1,24 +1,22 @@
-// The kernels_optimized plugin: each kernel family contributes a table of
-// (operator name, function); plugin_entry.cpp registers every table.
+// The kernels_optimized plugin: typed kernels (etrt/kernel.hpp), one table per
+// kernel source, each made from that source's section of operators.def.
 #pragma once
 
 #include <span>
 
-#include "etrt/plugin.hpp"
+#include "etrt/kernel.hpp"
 
 namespace etrt::kernels {
 
 // Bound once in init; a plain pointer-sized object, so no static initialiser.
 extern etrt::plugin::Host host;
 
-struct KernelEntry {
-  const char* name;  // "aten::add.out"
-  et_kernel_fn fn;
-};
+using etrt::plugin::KernelDef;
 
-// One function per family, defined in that family's file.
-std::span<const KernelEntry> binary_elementwise_kernels();
-std::span<const KernelEntry> linalg_kernels();
-std::span<const KernelEntry> pointwise_kernels();
+// <family>_kernels(): the table of <family>.cpp, declared for every family of operators.def.
+#define KERNELS_ALL
+#define ETRT_KERNEL(name, fn, signature)
+#define ETRT_KERNEL_FAMILY(family) std::span<const KernelDef> family##_kernels();
+#include "operators.def"
 
 }  // namespace etrt::kernels

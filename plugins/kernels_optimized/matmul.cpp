@@ -39,13 +39,10 @@ bool all_ok(const std::atomic<bool>& ok) { return ok.load(std::memory_order_rela
 }  // namespace
 
 // mm.out(self, mat2, *, out) -> args [self, mat2, out, out]
-et_error* mm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::mm.out";
-  if (et_error* e = expect_count(op, args, nargs, 4)) return e;
-  et_tensor *a = nullptr, *b = nullptr, *out = nullptr;
-  if (et_error* e = get_tensor(op, args[0], "self", &a)) return e;
-  if (et_error* e = get_tensor(op, args[1], "mat2", &b)) return e;
-  if (et_error* e = get_tensor(op, args[2], "out", &out)) return e;
+et_error* mm_out(Call call, const Tensor& self, const Tensor& mat2, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor *a = &self, *b = &mat2;
+  et_tensor* out = &out_arg;
   if (et_error* e = check_matrix(op, *a, "self", 2)) return e;
   if (et_error* e = check_matrix(op, *b, "mat2", 2)) return e;
   if (a->sizes[1] != b->sizes[0])
@@ -60,17 +57,12 @@ et_error* mm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
 }
 
 // addmm.out(self, mat1, mat2, *, beta=1, alpha=1, out) -> args [self, mat1, mat2, beta, alpha, out, out]
-et_error* addmm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::addmm.out";
-  if (et_error* e = expect_count(op, args, nargs, 7)) return e;
-  et_tensor *self = nullptr, *a = nullptr, *b = nullptr, *out = nullptr;
-  double beta = 1.0, alpha = 1.0;
-  if (et_error* e = get_tensor(op, args[0], "self", &self)) return e;
-  if (et_error* e = get_tensor(op, args[1], "mat1", &a)) return e;
-  if (et_error* e = get_tensor(op, args[2], "mat2", &b)) return e;
-  if (et_error* e = get_scalar(op, args[3], "beta", &beta)) return e;
-  if (et_error* e = get_scalar(op, args[4], "alpha", &alpha)) return e;
-  if (et_error* e = get_tensor(op, args[5], "out", &out)) return e;
+et_error* addmm_out(Call call, const Tensor& self_arg, const Tensor& mat1, const Tensor& mat2, Scalar beta_arg,
+                    Scalar alpha_arg, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor *self = &self_arg, *a = &mat1, *b = &mat2;
+  et_tensor* out = &out_arg;
+  const double beta = beta_arg.to_double(), alpha = alpha_arg.to_double();
   if (et_error* e = check_matrix(op, *a, "mat1", 2)) return e;
   if (et_error* e = check_matrix(op, *b, "mat2", 2)) return e;
   if (et_error* e = expect_dtype(op, *self, "self")) return e;
@@ -115,13 +107,10 @@ et_error* addmm_out(void*, et_exec_context*, et_value* const* args, size_t nargs
 }
 
 // bmm.out(self, mat2, *, out) -> args [self, mat2, out, out]
-et_error* bmm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::bmm.out";
-  if (et_error* e = expect_count(op, args, nargs, 4)) return e;
-  et_tensor *a = nullptr, *b = nullptr, *out = nullptr;
-  if (et_error* e = get_tensor(op, args[0], "self", &a)) return e;
-  if (et_error* e = get_tensor(op, args[1], "mat2", &b)) return e;
-  if (et_error* e = get_tensor(op, args[2], "out", &out)) return e;
+et_error* bmm_out(Call call, const Tensor& self, const Tensor& mat2, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor *a = &self, *b = &mat2;
+  et_tensor* out = &out_arg;
   if (et_error* e = check_matrix(op, *a, "self", 3)) return e;
   if (et_error* e = check_matrix(op, *b, "mat2", 3)) return e;
   if (a->sizes[0] != b->sizes[0])
@@ -158,14 +147,10 @@ et_error* bmm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) 
 
 // linear.out(input, weight, Tensor? bias, *, out) -> args [input, weight, bias, out, out]
 // out[..., n] = sum_k input[..., k] * weight[n, k] + bias[n]
-et_error* linear_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::linear.out";
-  if (et_error* e = expect_count(op, args, nargs, 5)) return e;
-  et_tensor *x = nullptr, *w = nullptr, *bias = nullptr, *out = nullptr;
-  if (et_error* e = get_tensor(op, args[0], "input", &x)) return e;
-  if (et_error* e = get_tensor(op, args[1], "weight", &w)) return e;
-  if (et_error* e = get_optional_tensor(op, args[2], "bias", &bias)) return e;
-  if (et_error* e = get_tensor(op, args[3], "out", &out)) return e;
+et_error* linear_out(Call call, const Tensor& input, const Tensor& weight, const Tensor* bias, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor *x = &input, *w = &weight;
+  et_tensor* out = &out_arg;
   if (et_error* e = expect_dtype(op, *x, "input")) return e;
   if (et_error* e = expect_data(op, *x, "input")) return e;
   if (et_error* e = check_matrix(op, *w, "weight", 2)) return e;
@@ -215,3 +200,16 @@ et_error* linear_out(void*, et_exec_context*, et_value* const* args, size_t narg
 }
 
 }  // namespace etrt::kernels::linalg
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> matmul_kernels() {
+  using namespace linalg;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_MATMUL
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

@@ -23,12 +23,6 @@ et_error* check_vector(const char* op, const et_tensor& t, const char* name, int
   return expect_data(op, t, name);
 }
 
-et_error* check_output_list(const char* op, const et_value* v) {
-  if (v->tag != ET_VALUE_TENSOR_LIST || v->count != 3)
-    return invalid(op, "the last argument must be the list of the three outputs (out0, out1, out2)");
-  return nullptr;
-}
-
 }  // namespace
 
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var, momentum, eps,
@@ -36,22 +30,12 @@ et_error* check_output_list(const char* op, const et_value* v) {
 // -> args [input, weight, bias, running_mean, running_var, momentum, eps, out0, out1, out2, (out0, out1, out2)]
 // out0 = (input - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c] over dim 1. Like ExecuTorch's
 // portable kernel, out1 and out2 (the saved statistics, unused without training) are resized to [0].
-et_error* batch_norm_no_training_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::_native_batch_norm_legit_no_training.out";
-  if (et_error* e = expect_count(op, args, nargs, 11)) return e;
-  et_tensor *x = nullptr, *weight = nullptr, *bias = nullptr, *mean = nullptr, *var = nullptr, *out0 = nullptr, *out1 = nullptr, *out2 = nullptr;
-  double momentum = 0.0, eps = 0.0;
-  if (et_error* e = get_tensor(op, args[0], "input", &x)) return e;
-  if (et_error* e = get_optional_tensor(op, args[1], "weight", &weight)) return e;
-  if (et_error* e = get_optional_tensor(op, args[2], "bias", &bias)) return e;
-  if (et_error* e = get_tensor(op, args[3], "running_mean", &mean)) return e;
-  if (et_error* e = get_tensor(op, args[4], "running_var", &var)) return e;
-  if (et_error* e = get_scalar(op, args[5], "momentum", &momentum)) return e;
-  if (et_error* e = get_scalar(op, args[6], "eps", &eps)) return e;
-  if (et_error* e = get_tensor(op, args[7], "out0", &out0)) return e;
-  if (et_error* e = get_tensor(op, args[8], "out1", &out1)) return e;
-  if (et_error* e = get_tensor(op, args[9], "out2", &out2)) return e;
-  if (et_error* e = check_output_list(op, args[10])) return e;
+et_error* batch_norm_no_training_out(Call call, const Tensor& input, const Tensor* weight, const Tensor* bias,
+                                     const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
+                                     Tensor& out0_arg, Tensor& out1_arg, Tensor& out2_arg) {
+  const char* op = call.op;
+  const et_tensor *x = &input, *mean = &running_mean, *var = &running_var;
+  et_tensor *out0 = &out0_arg, *out1 = &out1_arg, *out2 = &out2_arg;
   if (et_error* e = expect_dtype(op, *x, "input")) return e;
   if (x->rank < 2) return invalid(op, "input " + shape_string(*x) + " must have at least 2 dimensions (N, C, ...)");
   if (et_error* e = expect_row_major(op, *x, "input")) return e;
@@ -100,21 +84,12 @@ et_error* batch_norm_no_training_out(void*, et_exec_context*, et_value* const* a
 // Over the last len(normalized_shape) dims: out0 = (x - mean) * rstd * weight + bias,
 // out1 = mean, out2 = rstd = 1 / sqrt(biased variance + eps); out1/out2 have the
 // input's shape with the normalised dims set to 1.
-et_error* layer_norm_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::native_layer_norm.out";
-  if (et_error* e = expect_count(op, args, nargs, 9)) return e;
-  et_tensor *x = nullptr, *weight = nullptr, *bias = nullptr, *out0 = nullptr, *out1 = nullptr, *out2 = nullptr;
-  std::span<const int64_t> normalized;
-  double eps = 0.0;
-  if (et_error* e = get_tensor(op, args[0], "input", &x)) return e;
-  if (et_error* e = get_int_list(op, args[1], "normalized_shape", &normalized)) return e;
-  if (et_error* e = get_optional_tensor(op, args[2], "weight", &weight)) return e;
-  if (et_error* e = get_optional_tensor(op, args[3], "bias", &bias)) return e;
-  if (et_error* e = get_scalar(op, args[4], "eps", &eps)) return e;
-  if (et_error* e = get_tensor(op, args[5], "out0", &out0)) return e;
-  if (et_error* e = get_tensor(op, args[6], "out1", &out1)) return e;
-  if (et_error* e = get_tensor(op, args[7], "out2", &out2)) return e;
-  if (et_error* e = check_output_list(op, args[8])) return e;
+et_error* layer_norm_out(Call call, const Tensor& input, IntArrayRef normalized_shape, const Tensor* weight,
+                         const Tensor* bias, double eps, Tensor& out0_arg, Tensor& out1_arg, Tensor& out2_arg) {
+  const char* op = call.op;
+  const et_tensor* x = &input;
+  et_tensor *out0 = &out0_arg, *out1 = &out1_arg, *out2 = &out2_arg;
+  std::span<const int64_t> normalized(normalized_shape.begin(), normalized_shape.end());
   if (et_error* e = expect_dtype(op, *x, "input")) return e;
   if (et_error* e = expect_row_major(op, *x, "input")) return e;
   if (et_error* e = expect_data(op, *x, "input")) return e;
@@ -188,3 +163,16 @@ et_error* layer_norm_out(void*, et_exec_context*, et_value* const* args, size_t 
 }
 
 }  // namespace etrt::kernels::linalg
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> normalization_kernels() {
+  using namespace linalg;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_NORMALIZATION
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

@@ -1,4 +1,4 @@
-// Entry point of the kernels_optimized plugin: registers its kernels.
+// Entry point of the kernels_optimized plugin: registers every family's kernels.
 #include "kernels.h"
 
 namespace etrt::kernels {
@@ -7,20 +7,30 @@ etrt::plugin::Host host;
 
 namespace {
 
-// Every family's table; each family's operators are also listed in operators/<family>.txt.
-constexpr std::span<const KernelEntry> (*kFamilies[])() = {
-    binary_elementwise_kernels,
-    linalg_kernels,
-    pointwise_kernels,
+constexpr std::span<const KernelDef> (*kFamilies[])() = {
+#define ETRT_KERNEL(name, fn, signature)
+#define ETRT_KERNEL_FAMILY(family) family##_kernels,
+#define KERNELS_ALL
+#include "operators.def"
 };
+
+// How many operators operators.def lists (a family missing from a table would leave some out).
+constexpr size_t kOperators = 0
+#define ETRT_KERNEL(name, fn, signature) +1
+#define KERNELS_ALL
+#include "operators.def"
+    ;
 
 et_error* init(const et_host_api* api, et_plugin_handle* self) {
   host.bind(api, self);
+  size_t registered = 0;
   for (auto family : kFamilies) {
-    for (const KernelEntry& kernel : family()) {
-      if (et_error* error = host.register_kernel(kernel.name, kernel.fn)) return error;
-    }
+    ETRT_TRY(etrt::plugin::register_kernels(host, family()));
+    registered += family().size();
   }
+  if (registered != kOperators)
+    return host.error(ET_ERR_INTERNAL, "kernels_optimized: registered " + std::to_string(registered) +
+                                           " kernels but operators.def lists " + std::to_string(kOperators));
   return nullptr;
 }
 

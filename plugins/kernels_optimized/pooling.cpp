@@ -20,10 +20,9 @@ struct Pool {
 };
 
 // One or two values (PyTorch's int[2] arguments); `empty_default` is used for an empty list.
-et_error* pair(const char* op, const et_value* v, const char* name, int64_t min_value, const int64_t* empty_default,
+et_error* pair(const char* op, IntArrayRef values, const char* name, int64_t min_value, const int64_t* empty_default,
                int64_t out[2]) {
-  std::span<const int64_t> list;
-  if (et_error* e = get_int_list(op, v, name, &list)) return e;
+  std::span<const int64_t> list(values.begin(), values.end());
   if (list.empty() && empty_default != nullptr) {
     out[0] = empty_default[0], out[1] = empty_default[1];
     return nullptr;
@@ -102,23 +101,18 @@ void for_planes(const Pool& p, Fn&& fn) {
 
 // max_pool2d_with_indices.out(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False, *, out, indices)
 // -> args [self, kernel_size, stride, padding, dilation, ceil_mode, out, indices, (out, indices)]
-et_error* max_pool2d_with_indices_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::max_pool2d_with_indices.out";
-  if (et_error* e = expect_count(op, args, nargs, 9)) return e;
-  et_tensor *x = nullptr, *out = nullptr, *indices = nullptr;
-  bool ceil_mode = false;
+et_error* max_pool2d_with_indices_out(Call call, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                      IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, Tensor& out_arg,
+                                      Tensor& indices_arg) {
+  const char* op = call.op;
+  const et_tensor* x = &self;
+  et_tensor *out = &out_arg, *indices = &indices_arg;
   Pool p{};
   int64_t k[2], s[2], pad[2], dil[2];
-  if (et_error* e = get_tensor(op, args[0], "self", &x)) return e;
-  if (et_error* e = pair(op, args[1], "kernel_size", 1, nullptr, k)) return e;
-  if (et_error* e = pair(op, args[2], "stride", 1, k, s)) return e;
-  if (et_error* e = pair(op, args[3], "padding", 0, nullptr, pad)) return e;
-  if (et_error* e = pair(op, args[4], "dilation", 1, nullptr, dil)) return e;
-  if (et_error* e = get_bool(op, args[5], "ceil_mode", &ceil_mode)) return e;
-  if (et_error* e = get_tensor(op, args[6], "out", &out)) return e;
-  if (et_error* e = get_tensor(op, args[7], "indices", &indices)) return e;
-  if (args[8]->tag != ET_VALUE_TENSOR_LIST || args[8]->count != 2)
-    return invalid(op, "the last argument must be the list of the two outputs (out, indices)");
+  if (et_error* e = pair(op, kernel_size, "kernel_size", 1, nullptr, k)) return e;
+  if (et_error* e = pair(op, stride, "stride", 1, k, s)) return e;
+  if (et_error* e = pair(op, padding, "padding", 0, nullptr, pad)) return e;
+  if (et_error* e = pair(op, dilation, "dilation", 1, nullptr, dil)) return e;
   if (et_error* e = check_input(op, *x, &p)) return e;
   p.kh = k[0], p.kw = k[1], p.sh = s[0], p.sw = s[1], p.ph = pad[0], p.pw = pad[1], p.dh = dil[0], p.dw = dil[1];
   if (et_error* e = plan_window(op, *x, &p, ceil_mode)) return e;
@@ -165,25 +159,18 @@ et_error* max_pool2d_with_indices_out(void*, et_exec_context*, et_value* const* 
 
 // avg_pool2d.out(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True,
 //                divisor_override=None, *, out) -> args [..., divisor_override, out, out]
-et_error* avg_pool2d_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::avg_pool2d.out";
-  if (et_error* e = expect_count(op, args, nargs, 9)) return e;
-  et_tensor *x = nullptr, *out = nullptr;
-  bool ceil_mode = false, count_include_pad = true;
-  int64_t divisor_override = 0;
+et_error* avg_pool2d_out(Call call, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                         bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor* x = &self;
+  et_tensor* out = &out_arg;
+  const int64_t divisor_override = divisor.value_or(0);
+  if (divisor && *divisor == 0) return invalid(op, "divisor_override must not be zero");
   Pool p{};
   int64_t k[2], s[2], pad[2];
-  if (et_error* e = get_tensor(op, args[0], "self", &x)) return e;
-  if (et_error* e = pair(op, args[1], "kernel_size", 1, nullptr, k)) return e;
-  if (et_error* e = pair(op, args[2], "stride", 1, k, s)) return e;
-  if (et_error* e = pair(op, args[3], "padding", 0, nullptr, pad)) return e;
-  if (et_error* e = get_bool(op, args[4], "ceil_mode", &ceil_mode)) return e;
-  if (et_error* e = get_bool(op, args[5], "count_include_pad", &count_include_pad)) return e;
-  if (args[6]->tag != ET_VALUE_NULL) {
-    if (et_error* e = get_int(op, args[6], "divisor_override", &divisor_override)) return e;
-    if (divisor_override == 0) return invalid(op, "divisor_override must not be zero");
-  }
-  if (et_error* e = get_tensor(op, args[7], "out", &out)) return e;
+  if (et_error* e = pair(op, kernel_size, "kernel_size", 1, nullptr, k)) return e;
+  if (et_error* e = pair(op, stride, "stride", 1, k, s)) return e;
+  if (et_error* e = pair(op, padding, "padding", 0, nullptr, pad)) return e;
   if (et_error* e = check_input(op, *x, &p)) return e;
   p.kh = k[0], p.kw = k[1], p.sh = s[0], p.sw = s[1], p.ph = pad[0], p.pw = pad[1], p.dh = 1, p.dw = 1;
   if (et_error* e = plan_window(op, *x, &p, ceil_mode)) return e;
@@ -222,15 +209,13 @@ et_error* avg_pool2d_out(void*, et_exec_context*, et_value* const* args, size_t 
 }
 
 // _adaptive_avg_pool2d.out(self, output_size, *, out) -> args [self, output_size, out, out]
-et_error* adaptive_avg_pool2d_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::_adaptive_avg_pool2d.out";
-  if (et_error* e = expect_count(op, args, nargs, 4)) return e;
-  et_tensor *x = nullptr, *out = nullptr;
+et_error* adaptive_avg_pool2d_out(Call call, const Tensor& self, IntArrayRef output_size, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor* x = &self;
+  et_tensor* out = &out_arg;
   int64_t size[2];
   Pool p{};
-  if (et_error* e = get_tensor(op, args[0], "self", &x)) return e;
-  if (et_error* e = pair(op, args[1], "output_size", 0, nullptr, size)) return e;
-  if (et_error* e = get_tensor(op, args[2], "out", &out)) return e;
+  if (et_error* e = pair(op, output_size, "output_size", 0, nullptr, size)) return e;
   if (et_error* e = check_input(op, *x, &p)) return e;
   for (int32_t d = 1; d < x->rank; ++d)
     if (x->sizes[d] == 0)
@@ -263,3 +248,16 @@ et_error* adaptive_avg_pool2d_out(void*, et_exec_context*, et_value* const* args
 }
 
 }  // namespace etrt::kernels::linalg
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> pooling_kernels() {
+  using namespace linalg;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_POOLING
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "pointwise_common.h"
-#include "pointwise_ops.h"
 
 namespace etrt::kernels::pw {
 namespace {
@@ -27,7 +26,7 @@ struct ReducePlan {
 };
 
 // dims: the reduced dims (absent or empty = all).
-et_error* plan_reduction(const char* op, const et_tensor& in, bool has_dims, const IntList& dims, bool keepdim,
+et_error* plan_reduction(const char* op, const et_tensor& in, bool has_dims, const IntArrayRef& dims, bool keepdim,
                          ReducePlan* plan) {
   bool reduce[ET_MAX_RANK] = {};
   if (!has_dims || dims.count == 0) {
@@ -35,7 +34,7 @@ et_error* plan_reduction(const char* op, const et_tensor& in, bool has_dims, con
   } else {
     for (size_t k = 0; k < dims.count; ++k) {
       int64_t d = 0;
-      PW_TRY(normalize_dim(op, dims.items[k], in.rank, &d));
+      ETRT_TRY(normalize_dim(op, dims.items[k], in.rank, &d));
       if (in.rank == 0) continue;
       if (reduce[d]) return invalid(op, "dim " + str(d) + " appears multiple times in the list of dims");
       reduce[d] = true;
@@ -183,6 +182,32 @@ struct ArgAcc {
   }
 };
 
+// any/all: stops looking once the answer is known.
+template <typename T, bool kAny>
+struct LogicalAcc {
+  bool result = !kAny;
+  void run(const T* x, int64_t stride, int64_t n, int64_t) {
+    if (result == kAny) return;
+    for (int64_t k = 0; k < n; ++k)
+      if ((x[k * stride] != T(0)) == kAny) {
+        result = kAny;
+        return;
+      }
+  }
+  void merge(const LogicalAcc& o) { result = kAny ? (result || o.result) : (result && o.result); }
+};
+
+// Products in double (floats) or int64 wrapping like PyTorch's (unsigned: no signed overflow).
+template <typename T>
+struct ProdAcc {
+  using A = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+  A total = 1;
+  void run(const T* x, int64_t stride, int64_t n, int64_t) {
+    for (int64_t k = 0; k < n; ++k) total *= static_cast<A>(static_cast<std::conditional_t<std::is_floating_point_v<T>, double, int64_t>>(x[k * stride]));
+  }
+  void merge(const ProdAcc& o) { total *= o.total; }
+};
+
 template <typename T>
 struct SquaredDevAcc {
   double mean = 0, total = 0;
@@ -243,22 +268,28 @@ void reduce_all(const T* in, const ReducePlan& p, Make&& make, Finish&& finish) 
   });
 }
 
-enum class Kind { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std };
+enum class Kind { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Any, All, Prod };
 
 struct Request {
   Kind kind;
   bool has_dims = false;
-  IntList dims;
+  IntArrayRef dims;
   bool keepdim = false;
   bool has_dtype = false;
   int64_t dtype = 0;
   double correction = 1;
 };
 
-et_error* reduce(const char* op, const et_tensor& in, et_tensor& out, const Request& q) {
-  PW_TRY(check_data(op, in, "self"));
-  PW_TRY(check_storage(op, in, "self"));
-  PW_TRY(check_storage(op, out, "out"));
+et_error* reduce(const char* op, const et_tensor& input, et_tensor& out, const Request& q) {
+  ETRT_TRY(check_data(op, input, "self"));
+  Scratch bool_bytes;
+  et_tensor normalized;
+  int64_t normalized_strides[ET_MAX_RANK];
+  const et_tensor* source = normalized_bools(input, bool_bytes, &normalized, normalized_strides);
+  if (source == nullptr) return out_of_memory(op);
+  const et_tensor& in = *source;
+  ETRT_TRY(check_storage(op, in, "self"));
+  ETRT_TRY(check_storage(op, out, "out"));
   const Kind k = q.kind;
   if (q.has_dtype && q.dtype != out.dtype)
     return invalid(op, std::string("dtype argument ") + dtype_name(static_cast<int32_t>(q.dtype)) +
@@ -274,6 +305,11 @@ et_error* reduce(const char* op, const et_tensor& in, et_tensor& out, const Requ
   if ((k == Kind::Max || k == Kind::Min) && out.dtype != in.dtype)
     return invalid(op, std::string("output dtype ") + dtype_name(out.dtype) + " must match the input dtype " +
                            dtype_name(in.dtype));
+  if ((k == Kind::Any || k == Kind::All) && out.dtype != ET_DTYPE_BOOL && out.dtype != ET_DTYPE_UINT8)
+    return invalid(op, std::string("output dtype must be bool or uint8, got ") + dtype_name(out.dtype));
+  if (k == Kind::Prod && !q.has_dtype && !can_cast(is_float(in.dtype) ? in.dtype : ET_DTYPE_INT64, out.dtype))
+    return invalid(op, std::string("result type ") + dtype_name(is_float(in.dtype) ? in.dtype : ET_DTYPE_INT64) +
+                           " can't be cast to the output dtype " + dtype_name(out.dtype));
   if ((k == Kind::ArgMax || k == Kind::ArgMin) && out.dtype != ET_DTYPE_INT64)
     return invalid(op, std::string("output dtype must be int64, got ") + dtype_name(out.dtype));
   if (k == Kind::Sum && !q.has_dtype && !can_cast(is_float(in.dtype) ? in.dtype : ET_DTYPE_INT64, out.dtype))
@@ -281,20 +317,21 @@ et_error* reduce(const char* op, const et_tensor& in, et_tensor& out, const Requ
                            " can't be cast to the output dtype " + dtype_name(out.dtype));
 
   ReducePlan p;
-  PW_TRY(plan_reduction(op, in, q.has_dims, q.dims, q.keepdim, &p));
+  ETRT_TRY(plan_reduction(op, in, q.has_dims, q.dims, q.keepdim, &p));
   if (p.reduced == 0 && (k == Kind::Max || k == Kind::Min || k == Kind::ArgMax || k == Kind::ArgMin) && p.outputs > 0)
-    return invalid(op, "cannot reduce over a zero-size dimension of input shape " + shape_str(in) +
+    return invalid(op, "cannot reduce over a zero-size dimension of input shape " + shape_string(in) +
                            " (the operation has no identity)");
-  PW_TRY(resize_out(op, out, p.out_sizes, p.out_rank));
+  ETRT_TRY(resize_out(op, out, p.out_sizes, p.out_rank));
   if (p.outputs == 0) return nullptr;
-  PW_TRY(check_data(op, out, "out"));
+  ETRT_TRY(check_data(op, out, "out"));
 
   // Results are written as double (floats), int64 (integers) or the input
   // dtype (max/min), then converted into out.
   int32_t acc_dtype;
   if (k == Kind::ArgMax || k == Kind::ArgMin) acc_dtype = ET_DTYPE_INT64;
   else if (k == Kind::Max || k == Kind::Min) acc_dtype = in.dtype;
-  else if (is_float(in.dtype) || k != Kind::Sum) acc_dtype = ET_DTYPE_FLOAT64;
+  else if (k == Kind::Any || k == Kind::All) acc_dtype = ET_DTYPE_BOOL;
+  else if (is_float(in.dtype) || (k != Kind::Sum && k != Kind::Prod)) acc_dtype = ET_DTYPE_FLOAT64;
   else acc_dtype = ET_DTYPE_INT64;
   OutputBuffer ob;
   if (!ob.init(out, acc_dtype, true)) return out_of_memory(op);
@@ -331,6 +368,20 @@ et_error* reduce(const char* op, const et_tensor& in, et_tensor& out, const Requ
         reduce_all(x, p, [](int64_t) { return ArgAcc<T, false>{}; },
                    [&](int64_t o, const ArgAcc<T, false>& a) { ri[o] = std::max<int64_t>(a.index, 0); });
         break;
+      case Kind::Any:
+        reduce_all(x, p, [](int64_t) { return LogicalAcc<T, true>{}; },
+                   [&](int64_t o, const LogicalAcc<T, true>& a) { reinterpret_cast<bool*>(res)[o] = a.result; });
+        break;
+      case Kind::All:
+        reduce_all(x, p, [](int64_t) { return LogicalAcc<T, false>{}; },
+                   [&](int64_t o, const LogicalAcc<T, false>& a) { reinterpret_cast<bool*>(res)[o] = a.result; });
+        break;
+      case Kind::Prod:
+        reduce_all(x, p, [](int64_t) { return ProdAcc<T>{}; }, [&](int64_t o, const ProdAcc<T>& a) {
+          if (acc_dtype == ET_DTYPE_INT64) ri[o] = static_cast<int64_t>(a.total);
+          else rd[o] = static_cast<double>(a.total);
+        });
+        break;
       case Kind::Var:
       case Kind::Std: {
         // Two passes: the mean, then the squared deviations from it.
@@ -352,81 +403,113 @@ et_error* reduce(const char* op, const et_tensor& in, et_tensor& out, const Requ
 }
 
 // (self, dim?, keepdim, *, dtype?, out): sum.IntList_out / mean.out
-et_error* sum_like(const char* op, Kind kind, et_value* const* args, size_t nargs) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(6));
-  et_tensor *self = nullptr, *out = nullptr;
-  Request q{kind, false, {}, false, false, 0, 1};
-  PW_TRY(r.tensor(0, "self", &self));
-  PW_TRY(r.opt_int_list(1, "dim", &q.has_dims, &q.dims));
-  PW_TRY(r.boolean(2, "keepdim", &q.keepdim));
-  PW_TRY(r.opt_integer(3, "dtype", &q.has_dtype, &q.dtype));
-  PW_TRY(r.tensor(4, "out", &out));
-  return reduce(op, *self, *out, q);
+template <Kind kKind>
+et_error* sum_like(Call call, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+                   std::optional<ScalarType> dtype, Tensor& out) {
+  Request q{kKind, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, dtype.has_value(),
+            dtype ? static_cast<int64_t>(*dtype) : 0, 1};
+  return reduce(call.op, self, out, q);
 }
 
 // (self, int[1] dim=[], keepdim, *, out): amax/amin
-et_error* extreme(const char* op, Kind kind, et_value* const* args, size_t nargs) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *self = nullptr, *out = nullptr;
-  Request q{kind, false, {}, false, false, 0, 1};
-  PW_TRY(r.tensor(0, "self", &self));
-  PW_TRY(r.opt_int_list(1, "dim", &q.has_dims, &q.dims));
-  PW_TRY(r.boolean(2, "keepdim", &q.keepdim));
-  PW_TRY(r.tensor(3, "out", &out));
-  return reduce(op, *self, *out, q);
+template <Kind kKind>
+et_error* extreme(Call call, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, Tensor& out) {
+  Request q{kKind, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, false, 0, 1};
+  return reduce(call.op, self, out, q);
 }
 
-// (self, int? dim=None, keepdim, *, out): argmax/argmin
-et_error* arg_extreme(const char* op, Kind kind, et_value* const* args, size_t nargs) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *self = nullptr, *out = nullptr;
-  Request q{kind, false, {}, false, false, 0, 1};
-  bool has_dim = false;
-  int64_t dim = 0;
-  PW_TRY(r.tensor(0, "self", &self));
-  PW_TRY(r.opt_integer(1, "dim", &has_dim, &dim));
-  PW_TRY(r.boolean(2, "keepdim", &q.keepdim));
-  PW_TRY(r.tensor(3, "out", &out));
-  if (has_dim) {
-    q.has_dims = true;
-    q.dims.items = &dim;
-    q.dims.count = 1;
-    return reduce(op, *self, *out, q);
-  }
-  // dim=None: over the flattened input; keepdim gives all-ones of the input's rank.
-  q.has_dims = false;
-  return reduce(op, *self, *out, q);
+// (self, int? dim=None, keepdim, *, out): argmax/argmin; dim=None reduces the
+// flattened input (keepdim gives all-ones of the input's rank).
+template <Kind kKind>
+et_error* arg_extreme(Call call, const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
+  int64_t d = dim.value_or(0);
+  Request q{kKind, dim.has_value(), IntArrayRef{&d, 1}, keepdim, false, 0, 1};
+  return reduce(call.op, self, out, q);
 }
 
 // (self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out)
-et_error* variance(const char* op, Kind kind, et_value* const* args, size_t nargs) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(6));
-  et_tensor *self = nullptr, *out = nullptr;
-  Request q{kind, false, {}, false, false, 0, 1};
-  bool has_corr = false;
-  Scalar corr;
-  PW_TRY(r.tensor(0, "self", &self));
-  PW_TRY(r.opt_int_list(1, "dim", &q.has_dims, &q.dims));
-  PW_TRY(r.opt_scalar(2, "correction", &has_corr, &corr));
-  PW_TRY(r.boolean(3, "keepdim", &q.keepdim));
-  PW_TRY(r.tensor(4, "out", &out));
-  q.correction = has_corr ? corr.to_double() : 1.0;
-  return reduce(op, *self, *out, q);
+template <Kind kKind>
+et_error* variance(Call call, const Tensor& self, std::optional<IntArrayRef> dim, std::optional<Scalar> correction,
+                   bool keepdim, Tensor& out) {
+  Request q{kKind, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, false, 0,
+            correction ? correction->to_double() : 1.0};
+  return reduce(call.op, self, out, q);
+}
+
+// mean.dtype_out(self, *, ScalarType? dtype=None, out): over every dim.
+et_error* mean_dtype_out(Call call, const Tensor& self, std::optional<ScalarType> dtype, Tensor& out) {
+  Request q{Kind::Mean, false, {}, false, dtype.has_value(), dtype ? static_cast<int64_t>(*dtype) : 0, 1};
+  return reduce(call.op, self, out, q);
+}
+
+// var.out(self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, out)
+et_error* var_unbiased_out(Call call, const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased, bool keepdim,
+                           Tensor& out) {
+  Request q{Kind::Var, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, false, 0, unbiased ? 1.0 : 0.0};
+  return reduce(call.op, self, out, q);
+}
+
+// var_mean.correction_out(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out0, out1)
+et_error* var_mean_out(Call call, const Tensor& self, std::optional<IntArrayRef> dim, std::optional<Scalar> correction,
+                       bool keepdim, Tensor& var, Tensor& mean) {
+  Request q{Kind::Var, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, false, 0,
+            correction ? correction->to_double() : 1.0};
+  ETRT_TRY(reduce(call.op, self, var, q));
+  q.kind = Kind::Mean;
+  return reduce(call.op, self, mean, q);
+}
+
+// any.all_out / all.all_out (self, *, out), max.unary_out / min.unary_out (self, *, out): every dim.
+template <Kind kKind>
+et_error* reduce_every_dim(Call call, const Tensor& self, Tensor& out) {
+  return reduce(call.op, self, out, Request{kKind, false, {}, false, false, 0, 1});
+}
+
+// any.dims_out / all.dims_out (self, int[]? dim=None, bool keepdim=False, *, out)
+template <Kind kKind>
+et_error* logical_dims(Call call, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, Tensor& out) {
+  return reduce(call.op, self, out, Request{kKind, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, false, 0, 1});
+}
+
+// any.out / all.out (self, int dim, bool keepdim=False, *, out)
+template <Kind kKind>
+et_error* logical_dim(Call call, const Tensor& self, int64_t dim, bool keepdim, Tensor& out) {
+  return reduce(call.op, self, out, Request{kKind, true, IntArrayRef{&dim, 1}, keepdim, false, 0, 1});
+}
+
+// prod.out(self, *, ScalarType? dtype=None, out)
+et_error* prod_out(Call call, const Tensor& self, std::optional<ScalarType> dtype, Tensor& out) {
+  Request q{Kind::Prod, false, {}, false, dtype.has_value(), dtype ? static_cast<int64_t>(*dtype) : 0, 1};
+  return reduce(call.op, self, out, q);
+}
+
+// prod.int_out(self, int dim, bool keepdim=False, *, ScalarType? dtype=None, out)
+et_error* prod_dim_out(Call call, const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype,
+                       Tensor& out) {
+  Request q{Kind::Prod, true, IntArrayRef{&dim, 1}, keepdim, dtype.has_value(), dtype ? static_cast<int64_t>(*dtype) : 0, 1};
+  return reduce(call.op, self, out, q);
+}
+
+// max.dim_max / min.dim_min (self, int dim, bool keepdim=False, *, values, indices) -> (values, indices)
+template <Kind kValue, Kind kIndex>
+et_error* extreme_with_index(Call call, const Tensor& self, int64_t dim, bool keepdim, Tensor& values,
+                             Tensor& indices) {
+  ETRT_TRY(reduce(call.op, self, values, Request{kValue, true, IntArrayRef{&dim, 1}, keepdim, false, 0, 1}));
+  return reduce(call.op, self, indices, Request{kIndex, true, IntArrayRef{&dim, 1}, keepdim, false, 0, 1});
 }
 
 }  // namespace
-
-et_error* sum_out(void*, et_exec_context*, et_value* const* a, size_t n) { return sum_like("aten::sum.IntList_out", Kind::Sum, a, n); }
-et_error* mean_out(void*, et_exec_context*, et_value* const* a, size_t n) { return sum_like("aten::mean.out", Kind::Mean, a, n); }
-et_error* amax_out(void*, et_exec_context*, et_value* const* a, size_t n) { return extreme("aten::amax.out", Kind::Max, a, n); }
-et_error* amin_out(void*, et_exec_context*, et_value* const* a, size_t n) { return extreme("aten::amin.out", Kind::Min, a, n); }
-et_error* argmax_out(void*, et_exec_context*, et_value* const* a, size_t n) { return arg_extreme("aten::argmax.out", Kind::ArgMax, a, n); }
-et_error* argmin_out(void*, et_exec_context*, et_value* const* a, size_t n) { return arg_extreme("aten::argmin.out", Kind::ArgMin, a, n); }
-et_error* var_out(void*, et_exec_context*, et_value* const* a, size_t n) { return variance("aten::var.correction_out", Kind::Var, a, n); }
-et_error* std_out(void*, et_exec_context*, et_value* const* a, size_t n) { return variance("aten::std.correction_out", Kind::Std, a, n); }
-
 }  // namespace etrt::kernels::pw
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> reductions_kernels() {
+  using namespace pw;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_REDUCTIONS
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

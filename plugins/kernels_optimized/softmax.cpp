@@ -2,10 +2,11 @@
 // row maximum is subtracted before exp). The softmax dim splits the tensor
 // into [outer, D, inner]: with inner == 1 rows are processed independently in
 // parallel; otherwise blocks of columns are processed with vectorised loops
-// across the inner dim.
+// across the inner dim. float32 exponentials use the AVX2 vector math
+// (plugins/common/vector_math.h) when the CPU has AVX2 and FMA.
 
 #include "pointwise_common.h"
-#include "pointwise_ops.h"
+#include "vector_math.h"
 
 namespace etrt::kernels::pw {
 namespace {
@@ -32,10 +33,23 @@ inline T row_max(const T* __restrict x, int64_t n) {
   return m;
 }
 
+// y = exp(x - m), x == y allowed.
+template <typename T>
+inline void exp_shifted(const T* x, T* y, int64_t n, T m) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (vm::has_avx2_fma()) {
+      for (int64_t k = 0; k < n; ++k) y[k] = x[k] - m;
+      vm::vexp(y, y, static_cast<size_t>(n));
+      return;
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) y[k] = exp_fast(x[k] - m);
+}
+
 // y = exp(x - m) (vectorised), then the sum of y in double lanes.
 template <typename T>
 inline double exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
-  for (int64_t k = 0; k < n; ++k) y[k] = exp_fast(x[k] - m);
+  exp_shifted(x, y, n, m);
   double lanes[kLanes] = {};
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes)
@@ -49,8 +63,14 @@ inline double exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
 // The same sum without storing (when the output aliases the input).
 template <typename T>
 inline double exp_sum_only(const T* x, int64_t n, T m) {
+  constexpr int64_t kBlock = 256;
+  T block[kBlock];
   double s = 0;
-  for (int64_t k = 0; k < n; ++k) s += static_cast<double>(exp_fast(x[k] - m));
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t w = std::min(kBlock, n - b);
+    exp_shifted(x + b, block, w, m);
+    for (int64_t k = 0; k < w; ++k) s += static_cast<double>(block[k]);
+  }
   return s;
 }
 
@@ -67,10 +87,8 @@ template <typename T, bool kLog>
   } else {
     const double s = x == y ? exp_sum_only(x, n, m) : exp_sum(x, y, n, m);
     const T inv = static_cast<T>(1.0 / s);
-    if (x == y)
-      for (int64_t k = 0; k < n; ++k) y[k] = exp_fast(x[k] - m) * inv;
-    else
-      for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+    if (x == y) exp_shifted(x, y, n, m);
+    for (int64_t k = 0; k < n; ++k) y[k] *= inv;
   }
 }
 
@@ -78,7 +96,7 @@ template <typename T, bool kLog>
 template <typename T, bool kLog>
 [[gnu::noinline]] void softmax_columns(const T* x, T* y, int64_t D, int64_t inner, int64_t j0, int64_t j1) {
   constexpr int64_t kBlock = 256;
-  T m[kBlock], s[kBlock];
+  T m[kBlock], s[kBlock], e[kBlock];
   for (int64_t b0 = j0; b0 < j1; b0 += kBlock) {
     const int64_t w = std::min(kBlock, j1 - b0);
     for (int64_t j = 0; j < w; ++j) m[j] = -std::numeric_limits<T>::infinity(), s[j] = 0;
@@ -89,10 +107,11 @@ template <typename T, bool kLog>
     for (int64_t d = 0; d < D; ++d) {
       const T* xr = x + d * inner + b0;
       T* yr = y + d * inner + b0;
+      for (int64_t j = 0; j < w; ++j) e[j] = xr[j] - m[j];
+      exp_shifted(e, e, w, T(0));
       for (int64_t j = 0; j < w; ++j) {
-        T e = exp_fast(xr[j] - m[j]);
-        if constexpr (!kLog) yr[j] = e;
-        s[j] += e;
+        if constexpr (!kLog) yr[j] = e[j];
+        s[j] += e[j];
       }
     }
     if constexpr (kLog) {
@@ -137,18 +156,12 @@ void softmax(const T* x, T* y, int64_t outer, int64_t D, int64_t inner) {
 }
 
 template <bool kLog>
-et_error* softmax_kernel(const char* op, et_value* const* args, size_t nargs) {
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(5));
-  et_tensor *self = nullptr, *out = nullptr;
-  int64_t dim = 0;
-  bool half_to_float = false;
-  PW_TRY(r.tensor(0, "self", &self));
-  PW_TRY(r.integer(1, "dim", &dim));
-  PW_TRY(r.boolean(2, "half_to_float", &half_to_float));
-  PW_TRY(r.tensor(3, "out", &out));
-  PW_TRY(check_data(op, *self, "self"));
-  PW_TRY(check_float(op, *self, "self"));
+et_error* softmax_kernel(Call call, const Tensor& self_arg, int64_t dim, bool half_to_float, Tensor& out_arg) {
+  const char* op = call.op;
+  const et_tensor* self = &self_arg;
+  et_tensor* out = &out_arg;
+  ETRT_TRY(check_data(op, *self, "self"));
+  ETRT_TRY(check_float(op, *self, "self"));
   if (half_to_float)
     return invalid(op, std::string("half_to_float=True is only valid for float16 input, got ") +
                            dtype_name(self->dtype));
@@ -156,10 +169,10 @@ et_error* softmax_kernel(const char* op, et_value* const* args, size_t nargs) {
     return invalid(op, std::string("output dtype ") + dtype_name(out->dtype) + " must match the input dtype " +
                            dtype_name(self->dtype));
   int64_t d = 0;
-  PW_TRY(normalize_dim(op, dim, self->rank, &d));
-  PW_TRY(resize_out(op, *out, self->sizes, self->rank));
+  ETRT_TRY(normalize_dim(op, dim, self->rank, &d));
+  ETRT_TRY(resize_out(op, *out, self->sizes, self->rank));
   if (etrt::plugin::numel(*out) == 0) return nullptr;
-  PW_TRY(check_data(op, *out, "out"));
+  ETRT_TRY(check_data(op, *out, "out"));
   int64_t outer = 1, D = 1, inner = 1;
   for (int64_t i = 0; i < self->rank; ++i) {
     if (i < d) outer *= self->sizes[i];
@@ -183,11 +196,17 @@ et_error* softmax_kernel(const char* op, et_value* const* args, size_t nargs) {
 
 }  // namespace
 
-et_error* softmax_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  return softmax_kernel<false>("aten::_softmax.out", args, nargs);
-}
-et_error* log_softmax_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  return softmax_kernel<true>("aten::_log_softmax.out", args, nargs);
+}  // namespace etrt::kernels::pw
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> softmax_kernels() {
+  using namespace pw;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_SOFTMAX
+#include "operators.def"
+  };
+  return kKernels;
 }
 
-}  // namespace etrt::kernels::pw
+}  // namespace etrt::kernels

@@ -11,7 +11,9 @@ template <typename T>
 void copy_run(char* const* p, const int64_t* s, int64_t n) {
   constexpr int64_t es = sizeof(T);
   if (s[0] == es && s[1] == es) {
-    std::memcpy(p[0], p[1], static_cast<size_t>(n) * es);
+    // memmove: a program's memory plan may place an output over its input
+    // (an in-place copy, or a malformed plan); memcpy would be undefined then.
+    std::memmove(p[0], p[1], static_cast<size_t>(n) * es);
     return;
   }
   if (s[0] == es && s[1] == 0) {
@@ -35,14 +37,14 @@ template <typename To, typename From>
 void convert_run(char* const* p, const int64_t* s, int64_t n) {
   if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
     To* z = reinterpret_cast<To*>(p[0]);
-    const From* x = reinterpret_cast<const From*>(p[1]);
-    for (int64_t k = 0; k < n; ++k) z[k] = convert<To>(x[k]);
+    const Stored<From>* x = reinterpret_cast<const Stored<From>*>(p[1]);
+    for (int64_t k = 0; k < n; ++k) z[k] = convert<To>(load<From>(x[k]));
     return;
   }
   for (int64_t k = 0; k < n; ++k) {
-    From x;
+    Stored<From> x;
     std::memcpy(&x, p[1] + k * s[1], sizeof(From));
-    To z = convert<To>(x);
+    To z = convert<To>(load<From>(x));
     std::memcpy(p[0] + k * s[0], &z, sizeof(To));
   }
 }
@@ -113,6 +115,10 @@ void same_dtype_copy(const Loop& L) {
 void copy_view(const View& out, const View& in) {
   Loop L = make_loop(out.rank, out.sizes, {&out, &in});
   if (L.numel <= 0) return;
+  if (out.dtype == ET_DTYPE_BOOL && in.dtype == ET_DTYPE_BOOL) {  // normalised, not copied byte for byte
+    run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { convert_run<bool, bool>(p, s, n); });
+    return;
+  }
   if (out.dtype == in.dtype) {
     switch (out.esize()) {
       case 1: same_dtype_copy<uint8_t>(L); return;
@@ -159,6 +165,34 @@ bool contiguous_as(const View& in, int32_t dtype, Scratch& scratch, View* result
   *result = contiguous_view(dtype, in.rank, in.sizes, p);
   copy_view(*result, in);
   return true;
+}
+
+// out <- src (a strided view of self of out's logical shape).
+et_error* view_copy_into(const char* op, const et_tensor& self, const View& src, et_tensor& out) {
+  ETRT_TRY(check_storage(op, self, "self"));
+  if (self.dtype != out.dtype)
+    return invalid(op, std::string("output dtype ") + dtype_name(out.dtype) + " must match the input dtype " +
+                           dtype_name(self.dtype));
+  ETRT_TRY(resize_out(op, out, src.sizes, src.rank));
+  if (etrt::plugin::numel(out) == 0) return nullptr;
+  ETRT_TRY(check_data(op, out, "out"));
+  ETRT_TRY(check_data(op, self, "self"));
+  copy_view(view_of(out), src);
+  return nullptr;
+}
+
+const et_tensor* normalized_bools(const et_tensor& t, Scratch& scratch, et_tensor* storage, int64_t* strides) {
+  if (t.dtype != ET_DTYPE_BOOL) return &t;
+  const size_t n = etrt::plugin::numel(t);
+  void* bytes = scratch.get(n);
+  if (bytes == nullptr) return nullptr;
+  if (n > 0) copy_view(contiguous_view(ET_DTYPE_BOOL, t.rank, t.sizes, bytes), view_of(t));
+  *storage = t;
+  etrt::plugin::dense_strides(t.sizes, nullptr, t.rank, strides);
+  storage->strides = strides;
+  storage->dim_order = nullptr;
+  storage->data = bytes;
+  return storage;
 }
 
 }  // namespace etrt::kernels::pw

@@ -1,10 +1,12 @@
 // Unary elementwise operators and activations: math functions, relu,
 // hardtanh, clamp, gelu (erf and tanh forms), sigmoid, silu, hardswish, ...
-// The exp-based float32 activations use pw::exp_fast so their contiguous
-// loops vectorise.
+// Float32 transcendental functions run on the AVX2 vector math of
+// plugins/common/vector_math.h when the CPU has AVX2 and FMA; otherwise (and
+// for other dtypes) the scalar functions below, whose exp-based float32
+// activations use pw::exp_fast so their contiguous loops vectorise.
 
 #include "pointwise_common.h"
-#include "pointwise_ops.h"
+#include "vector_math.h"
 
 namespace etrt::kernels::pw {
 namespace {
@@ -12,16 +14,55 @@ namespace {
 // Which computation types an operator supports.
 enum Kinds : unsigned { kF = 1, kI = 2, kB = 4 };
 
+// A float32 functor with an array form `array(x, y, n)` (y[i] = f(x[i]), x == y
+// allowed) from the vector math, used for runs of elements when the CPU has AVX2+FMA.
+template <typename Scalar, typename Array>
+struct WithArray {
+  Scalar scalar;
+  Array array;
+  float operator()(float x) const { return scalar(x); }
+};
+template <typename Scalar, typename Array>
+WithArray<Scalar, Array> with_array(Scalar scalar, Array array) {
+  return {scalar, array};
+}
+template <typename F>
+constexpr bool kHasArray = false;
+template <typename Scalar, typename Array>
+constexpr bool kHasArray<WithArray<Scalar, Array>> = true;
+
+// Strided runs are gathered into blocks so every layout gets the same values.
+constexpr int64_t kArrayBlock = 256;
+
+template <typename Array>
+void array_run(char* const* p, const int64_t* s, int64_t n, const Array& array) {
+  if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
+    array(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), static_cast<size_t>(n));
+    return;
+  }
+  float block[kArrayBlock];
+  for (int64_t b = 0; b < n; b += kArrayBlock) {
+    const int64_t m = std::min(kArrayBlock, n - b);
+    for (int64_t k = 0; k < m; ++k) block[k] = *reinterpret_cast<const float*>(p[1] + (b + k) * s[1]);
+    array(block, block, static_cast<size_t>(m));
+    for (int64_t k = 0; k < m; ++k) *reinterpret_cast<float*>(p[0] + (b + k) * s[0]) = block[k];
+  }
+}
+
 template <typename OT, typename T, typename F>
 inline void unary_run(char* const* p, const int64_t* s, int64_t n, const F& f) {
+  if constexpr (kHasArray<F> && std::is_same_v<OT, float> && std::is_same_v<T, float>) {
+    if (vm::has_avx2_fma()) return array_run(p, s, n, f.array);
+  }
   if (s[0] == sizeof(OT) && s[1] == sizeof(T)) {
     OT* __restrict z = reinterpret_cast<OT*>(p[0]);
-    const T* x = reinterpret_cast<const T*>(p[1]);
-    for (int64_t k = 0; k < n; ++k) z[k] = static_cast<OT>(f(x[k]));
+    const Stored<T>* x = reinterpret_cast<const Stored<T>*>(p[1]);
+    for (int64_t k = 0; k < n; ++k) z[k] = static_cast<OT>(f(load<T>(x[k])));
     return;
   }
   for (int64_t k = 0; k < n; ++k)
-    *reinterpret_cast<OT*>(p[0] + k * s[0]) = static_cast<OT>(f(*reinterpret_cast<const T*>(p[1] + k * s[1])));
+    *reinterpret_cast<OT*>(p[0] + k * s[0]) =
+        static_cast<OT>(f(load<T>(*reinterpret_cast<const Stored<T>*>(p[1] + k * s[1]))));
 }
 
 const char* kinds_text(unsigned kinds) {
@@ -35,18 +76,18 @@ const char* kinds_text(unsigned kinds) {
 // returns the functor for computation type T.
 template <unsigned kKinds, bool kBoolResult = false, typename Make>
 et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd, int32_t rd, Make&& make) {
-  PW_TRY(check_data(op, in, "self"));
-  PW_TRY(check_storage(op, in, "self"));
-  PW_TRY(check_storage(op, out, "out"));
+  ETRT_TRY(check_data(op, in, "self"));
+  ETRT_TRY(check_storage(op, in, "self"));
+  ETRT_TRY(check_storage(op, out, "out"));
   bool ok = (is_float(cd) && (kKinds & kF)) || (cd == ET_DTYPE_INT64 && (kKinds & kI)) ||
             (cd == ET_DTYPE_BOOL && (kKinds & kB));
   if (!ok)
     return unsupported(op, std::string("dtype ") + dtype_name(in.dtype) + " is not supported (" + kinds_text(kKinds) +
                                " only)");
-  PW_TRY(check_result_cast(op, rd, out.dtype));
-  PW_TRY(resize_out(op, out, in.sizes, in.rank));
+  ETRT_TRY(check_result_cast(op, rd, out.dtype));
+  ETRT_TRY(resize_out(op, out, in.sizes, in.rank));
   if (etrt::plugin::numel(out) == 0) return nullptr;
-  PW_TRY(check_data(op, out, "out"));
+  ETRT_TRY(check_data(op, out, "out"));
   Scratch scratch;
   View x;
   if (!as_dtype(view_of(in), cd, scratch, &x)) return out_of_memory(op);
@@ -71,44 +112,51 @@ et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd,
   return nullptr;
 }
 
-// Reads (self, out) for an op with `extra` arguments between them.
-et_error* self_out(const ArgReader& r, size_t extra, et_tensor** self, et_tensor** out) {
-  PW_TRY(r.count(3 + extra));
-  PW_TRY(r.tensor(0, "self", self));
-  PW_TRY(r.tensor(1 + extra, "out", out));
-  return nullptr;
-}
-
 // Float functions promote integral inputs to float32.
 int32_t float_dtype(int32_t d) { return is_float(d) ? compute_dtype(d) : ET_DTYPE_FLOAT32; }
 
-template <typename Make>
-et_error* float_op(const char* op, et_value* const* args, size_t nargs, Make&& make) {
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 0, &self, &out));
-  int32_t cd = float_dtype(self->dtype);
-  int32_t rd = is_float(self->dtype) ? self->dtype : ET_DTYPE_FLOAT32;
-  return unary<kF>(op, *self, *out, cd, rd, make);
+// A functor type F (F::apply<T>(x)) as the `make` argument of unary(); with
+// float32 and an F::array, the array form too.
+template <typename F>
+concept HasArrayForm = requires { F::array; };
+template <typename F, typename Scalar>
+auto with_array_of(Scalar scalar) {
+  if constexpr (HasArrayForm<F>) return with_array(scalar, F::array);
+  else return scalar;
+}
+template <typename F>
+auto make_of() {
+  return [](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto scalar = [](T x) -> T { return F::template apply<T>(x); };
+    if constexpr (std::is_same_v<T, float>) return with_array_of<F>(scalar);
+    else return scalar;
+  };
+}
+
+// Float math functions: integral inputs compute in float32.
+template <typename F>
+et_error* float_op(Call call, const Tensor& self, Tensor& out) {
+  int32_t rd = is_float(self.dtype) ? self.dtype : ET_DTYPE_FLOAT32;
+  return unary<kF>(call.op, self, out, float_dtype(self.dtype), rd, make_of<F>());
 }
 
 // Activations defined for floating point inputs only.
 template <typename Make>
-et_error* activation(const char* op, const ArgReader& r, size_t extra, Make&& make) {
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, extra, &self, &out));
-  if (!is_float(self->dtype))
-    return unsupported(op, std::string("dtype ") + dtype_name(self->dtype) + " is not supported (floating point only)");
-  return unary<kF>(op, *self, *out, compute_dtype(self->dtype), self->dtype, make);
+et_error* activation_with(const char* op, const Tensor& self, Tensor& out, Make&& make) {
+  if (!is_float(self.dtype))
+    return unsupported(op, std::string("dtype ") + dtype_name(self.dtype) + " is not supported (floating point only)");
+  return unary<kF>(op, self, out, compute_dtype(self.dtype), self.dtype, make);
+}
+template <typename F>
+et_error* activation(Call call, const Tensor& self, Tensor& out) {
+  return activation_with(call.op, self, out, make_of<F>());
 }
 
-// Operators that keep the input's dtype.
-template <unsigned kKinds, typename Make>
-et_error* same_dtype_op(const char* op, et_value* const* args, size_t nargs, Make&& make) {
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 0, &self, &out));
-  return unary<kKinds>(op, *self, *out, compute_dtype(self->dtype), self->dtype, make);
+// Operators that keep the input's dtype (floating point and integral).
+template <typename F>
+et_error* same_dtype_op(Call call, const Tensor& self, Tensor& out) {
+  return unary<kF | kI>(call.op, self, out, compute_dtype(self.dtype), self.dtype, make_of<F>());
 }
 
 template <typename T>
@@ -130,81 +178,74 @@ inline float erf_fast(float x) {
   return std::copysign(y, x);
 }
 
-#define PW_FLOAT_OP(fname, opname, expr)                                            \
-  et_error* fname(void*, et_exec_context*, et_value* const* args, size_t nargs) {   \
-    return float_op(opname, args, nargs, [](auto tag) {                             \
-      using T = typename decltype(tag)::type;                                       \
-      return [](T x) -> T { return expr; };                                         \
-    });                                                                             \
+// The elementwise functions, F::apply<T>(x) for computation type T.
+struct Sigmoid { template <typename T> static T apply(T x) { return sigmoid<T>(x); } static constexpr auto array = vm::vsigmoid; };
+struct Tanh { template <typename T> static T apply(T x) { return std::tanh(x); } static constexpr auto array = vm::vtanh; };
+struct Exp { template <typename T> static T apply(T x) { return exp_fast(x); } static constexpr auto array = vm::vexp; };
+struct Expm1 { template <typename T> static T apply(T x) { return std::expm1(x); } static constexpr auto array = vm::vexpm1; };
+struct Log { template <typename T> static T apply(T x) { return std::log(x); } static constexpr auto array = vm::vlog; };
+struct Log1p { template <typename T> static T apply(T x) { return std::log1p(x); } static constexpr auto array = vm::vlog1p; };
+struct Sqrt { template <typename T> static T apply(T x) { return std::sqrt(x); } };
+struct Rsqrt { template <typename T> static T apply(T x) { return T(1) / std::sqrt(x); } static constexpr auto array = vm::vrsqrt; };
+struct Reciprocal { template <typename T> static T apply(T x) { return T(1) / x; } };
+struct Sin { template <typename T> static T apply(T x) { return std::sin(x); } static constexpr auto array = vm::vsin; };
+struct Cos { template <typename T> static T apply(T x) { return std::cos(x); } static constexpr auto array = vm::vcos; };
+struct Erf { template <typename T> static T apply(T x) { return std::erf(x); } static constexpr auto array = vm::verf; };
+struct Tan { template <typename T> static T apply(T x) { return std::tan(x); } };
+struct Asin { template <typename T> static T apply(T x) { return std::asin(x); } };
+struct Acos { template <typename T> static T apply(T x) { return std::acos(x); } };
+struct Atan { template <typename T> static T apply(T x) { return std::atan(x); } };
+struct Sinh { template <typename T> static T apply(T x) { return std::sinh(x); } };
+struct Cosh { template <typename T> static T apply(T x) { return std::cosh(x); } };
+struct Asinh { template <typename T> static T apply(T x) { return std::asinh(x); } };
+struct Acosh { template <typename T> static T apply(T x) { return std::acosh(x); } };
+struct Atanh { template <typename T> static T apply(T x) { return std::atanh(x); } };
+struct Log2 { template <typename T> static T apply(T x) { return std::log2(x); } };
+struct Log10 { template <typename T> static T apply(T x) { return std::log10(x); } };
+// sign(NaN) is 0 in PyTorch (both comparisons are false).
+struct Sign { template <typename T> static T apply(T x) { return static_cast<T>((T(0) < x) - (x < T(0))); } };
+struct Relu { template <typename T> static T apply(T x) { return x < T(0) ? T(0) : x; } };
+struct Neg { template <typename T> static T apply(T x) { return static_cast<T>(-x); } };
+struct Abs { template <typename T> static T apply(T x) { return x < T(0) ? static_cast<T>(-x) : x; } };
+// Rounding leaves integers as they are.
+struct Floor { template <typename T> static T apply(T x) { if constexpr (std::is_floating_point_v<T>) return std::floor(x); else return x; } };
+struct Ceil { template <typename T> static T apply(T x) { if constexpr (std::is_floating_point_v<T>) return std::ceil(x); else return x; } };
+struct Round { template <typename T> static T apply(T x) { if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x); else return x; } };
+struct Trunc { template <typename T> static T apply(T x) { if constexpr (std::is_floating_point_v<T>) return std::trunc(x); else return x; } };
+struct Silu {
+  template <typename T> static T apply(T x) { return x * sigmoid<T>(x); }
+  static void array(const float* x, float* y, size_t n) {
+    float block[kArrayBlock];
+    for (size_t b = 0; b < n; b += kArrayBlock) {
+      const size_t m = std::min<size_t>(kArrayBlock, n - b);
+      vm::vsigmoid(x + b, block, m);
+      for (size_t k = 0; k < m; ++k) y[b + k] = x[b + k] * block[k];
+    }
   }
-
-}  // namespace
-
-PW_FLOAT_OP(sigmoid_out, "aten::sigmoid.out", sigmoid<T>(x))
-PW_FLOAT_OP(tanh_out, "aten::tanh.out", std::tanh(x))
-PW_FLOAT_OP(exp_out, "aten::exp.out", exp_fast(x))
-PW_FLOAT_OP(expm1_out, "aten::expm1.out", std::expm1(x))
-PW_FLOAT_OP(log_out, "aten::log.out", std::log(x))
-PW_FLOAT_OP(log1p_out, "aten::log1p.out", std::log1p(x))
-PW_FLOAT_OP(sqrt_out, "aten::sqrt.out", std::sqrt(x))
-PW_FLOAT_OP(rsqrt_out, "aten::rsqrt.out", T(1) / std::sqrt(x))
-PW_FLOAT_OP(reciprocal_out, "aten::reciprocal.out", T(1) / x)
-PW_FLOAT_OP(sin_out, "aten::sin.out", std::sin(x))
-PW_FLOAT_OP(cos_out, "aten::cos.out", std::cos(x))
-PW_FLOAT_OP(erf_out, "aten::erf.out", std::erf(x))
-#undef PW_FLOAT_OP
-
-et_error* relu_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  return same_dtype_op<kF | kI>("aten::relu.out", args, nargs, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T { return x < T(0) ? T(0) : x; };
-  });
-}
-
-et_error* neg_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  return same_dtype_op<kF | kI>("aten::neg.out", args, nargs, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T { return static_cast<T>(-x); };
-  });
-}
-
-et_error* abs_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  return same_dtype_op<kF | kI>("aten::abs.out", args, nargs, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T { return x < T(0) ? static_cast<T>(-x) : x; };
-  });
-}
-
-#define PW_ROUND_OP(fname, opname, fn)                                              \
-  et_error* fname(void*, et_exec_context*, et_value* const* args, size_t nargs) {   \
-    return same_dtype_op<kF | kI>(opname, args, nargs, [](auto tag) {               \
-      using T = typename decltype(tag)::type;                                       \
-      return [](T x) -> T {                                                         \
-        if constexpr (std::is_floating_point_v<T>) return fn(x);                    \
-        else return x;                                                              \
-      };                                                                            \
-    });                                                                             \
+};
+struct Hardswish {
+  template <typename T> static T apply(T x) {
+    T y = x + T(3);
+    y = y < T(0) ? T(0) : y;
+    y = y > T(6) ? T(6) : y;
+    return x * y / T(6);
   }
-PW_ROUND_OP(floor_out, "aten::floor.out", std::floor)
-PW_ROUND_OP(ceil_out, "aten::ceil.out", std::ceil)
-PW_ROUND_OP(round_out, "aten::round.out", std::nearbyint)
-PW_ROUND_OP(trunc_out, "aten::trunc.out", std::trunc)
-#undef PW_ROUND_OP
+};
+struct Hardsigmoid {
+  template <typename T> static T apply(T x) {
+    T y = x + T(3);
+    y = y < T(0) ? T(0) : y;
+    y = y > T(6) ? T(6) : y;
+    return y / T(6);
+  }
+};
 
-et_error* logical_not_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::logical_not.out";
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 0, &self, &out));
-  return unary<kB, true>(op, *self, *out, ET_DTYPE_BOOL, ET_DTYPE_BOOL, [](auto) { return [](bool x) { return !x; }; });
+et_error* logical_not_out(Call call, const Tensor& self, Tensor& out) {
+  return unary<kB, true>(call.op, self, out, ET_DTYPE_BOOL, ET_DTYPE_BOOL, [](auto) { return [](bool x) { return !x; }; });
 }
 
-et_error* bitwise_not_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::bitwise_not.out";
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 0, &self, &out));
-  return unary<kI | kB>(op, *self, *out, compute_dtype(self->dtype), self->dtype, [](auto tag) {
+et_error* bitwise_not_out(Call call, const Tensor& self, Tensor& out) {
+  return unary<kI | kB>(call.op, self, out, compute_dtype(self.dtype), self.dtype, [](auto tag) {
     using T = typename decltype(tag)::type;
     return [](T x) -> T {
       if constexpr (std::is_same_v<T, bool>) return !x;
@@ -213,16 +254,59 @@ et_error* bitwise_not_out(void*, et_exec_context*, et_value* const* args, size_t
   });
 }
 
+// isnan/isinf: bool results; integral and bool inputs are never NaN or infinite.
+template <bool kNan>
+et_error* float_class_out(Call call, const Tensor& self, Tensor& out) {
+  return unary<kF | kI | kB, true>(call.op, self, out, compute_dtype(self.dtype), ET_DTYPE_BOOL, [](auto tag) {
+    using T = typename decltype(tag)::type;
+    return [](T x) -> bool {
+      bool result = false;
+      if constexpr (std::is_floating_point_v<T>) result = kNan ? x != x : std::isinf(x);
+      return result;
+    };
+  });
+}
+
+// logit.out(self, float? eps=None, *, out): log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given.
+et_error* logit_out(Call call, const Tensor& self, std::optional<double> eps, Tensor& out) {
+  int32_t rd = is_float(self.dtype) ? self.dtype : ET_DTYPE_FLOAT32;
+  return unary<kF>(call.op, self, out, float_dtype(self.dtype), rd, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool clamp = eps.has_value();
+    const T lo = static_cast<T>(eps.value_or(0)), hi = T(1) - lo;
+    return [=](T x) -> T {
+      if (clamp) x = x < lo ? lo : x > hi ? hi : x;
+      return std::log(x / (T(1) - x));
+    };
+  });
+}
+
+// elu.out(self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, out)
+et_error* elu_out(Call call, const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale, Tensor& out) {
+  return activation_with(call.op, self, out, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T a = static_cast<T>(alpha.to_double()), s = static_cast<T>(scale.to_double()),
+            in = static_cast<T>(input_scale.to_double());
+    auto scalar = [=](T x) -> T { return x > T(0) ? s * x : s * a * std::expm1(x * in); };
+    if constexpr (std::is_same_v<T, float>) {
+      return with_array(scalar, [=](const float* x, float* y, size_t n) {
+        float block[kArrayBlock];
+        for (size_t b = 0; b < n; b += kArrayBlock) {
+          const size_t m = std::min<size_t>(kArrayBlock, n - b);
+          for (size_t k = 0; k < m; ++k) block[k] = x[b + k] * in;
+          vm::vexpm1(block, block, m);
+          for (size_t k = 0; k < m; ++k) y[b + k] = x[b + k] > 0.0f ? s * x[b + k] : s * a * block[k];
+        }
+      });
+    } else {
+      return scalar;
+    }
+  });
+}
+
 // hardtanh.out(self, Scalar min_val=-1, Scalar max_val=1, *, out)
-et_error* hardtanh_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::hardtanh.out";
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 2, &self, &out));
-  Scalar lo, hi;
-  PW_TRY(r.scalar(1, "min_val", &lo));
-  PW_TRY(r.scalar(2, "max_val", &hi));
-  return unary<kF | kI>(op, *self, *out, compute_dtype(self->dtype), self->dtype, [&](auto tag) {
+et_error* hardtanh_out(Call call, const Tensor& self, Scalar lo, Scalar hi, Tensor& out) {
+  return unary<kF | kI>(call.op, self, out, compute_dtype(self.dtype), self.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T l, h;
     if constexpr (std::is_floating_point_v<T>) l = static_cast<T>(lo.to_double()), h = static_cast<T>(hi.to_double());
@@ -235,24 +319,20 @@ et_error* hardtanh_out(void*, et_exec_context*, et_value* const* args, size_t na
 }
 
 // clamp.out(self, Scalar? min=None, Scalar? max=None, *, out)
-et_error* clamp_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::clamp.out";
-  ArgReader r(op, args, nargs);
-  et_tensor *self = nullptr, *out = nullptr;
-  PW_TRY(self_out(r, 2, &self, &out));
-  bool has_lo = false, has_hi = false;
-  Scalar lo, hi;
-  PW_TRY(r.opt_scalar(1, "min", &has_lo, &lo));
-  PW_TRY(r.opt_scalar(2, "max", &has_hi, &hi));
+et_error* clamp_out(Call call, const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
+                    Tensor& out) {
+  const char* op = call.op;
+  const bool has_lo = min.has_value(), has_hi = max.has_value();
+  const Scalar lo = min.value_or(Scalar{}), hi = max.value_or(Scalar{});
   if (!has_lo && !has_hi) return invalid(op, "at least one of 'min' or 'max' must not be None");
   ResultType rt;
-  rt.add(*self);
+  rt.add(self);
   if (has_lo) rt.add(lo);
   if (has_hi) rt.add(hi);
   int32_t common = rt.get();
   int32_t cd = compute_dtype(common);
   if (cd == ET_DTYPE_BOOL) cd = ET_DTYPE_INT64;
-  return unary<kF | kI>(op, *self, *out, cd, common, [&](auto tag) {
+  return unary<kF | kI>(op, self, out, cd, common, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T l = std::numeric_limits<T>::lowest(), h = std::numeric_limits<T>::max();
     if constexpr (std::is_floating_point_v<T>) {
@@ -271,81 +351,56 @@ et_error* clamp_out(void*, et_exec_context*, et_value* const* args, size_t nargs
 }
 
 // gelu.out(self, *, str approximate='none', out)
-et_error* gelu_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  constexpr const char* op = "aten::gelu.out";
-  ArgReader r(op, args, nargs);
-  PW_TRY(r.count(4));
-  bool present = false;
-  std::string mode = "none";
-  PW_TRY(r.opt_string(1, "approximate", &present, &mode));
-  if (!present) mode = "none";
+et_error* gelu_out(Call call, const Tensor& self, std::optional<std::string_view> approximate, Tensor& out) {
+  const char* op = call.op;
+  std::string_view mode = approximate.value_or("none");
   if (mode == "none") {
-    return activation(op, r, 1, [](auto tag) {
+    return activation_with(op, self, out, [](auto tag) {
       using T = typename decltype(tag)::type;
-      return [](T x) -> T {
+      auto scalar = [](T x) -> T {
         if constexpr (std::is_same_v<T, float>) return 0.5f * x * (1.0f + erf_fast(x * 0.70710678118654752f));
         else return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
       };
+      if constexpr (std::is_same_v<T, float>) return with_array(scalar, vm::vgelu_erf);
+      else return scalar;
     });
   }
   if (mode == "tanh") {
     // 0.5 x (1 + tanh(u)) == x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
-    return activation(op, r, 1, [](auto tag) {
+    return activation_with(op, self, out, [](auto tag) {
       using T = typename decltype(tag)::type;
-      return [](T x) -> T {
+      auto scalar = [](T x) -> T {
         const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
         return x * sigmoid<T>(T(2) * u);
       };
+      if constexpr (std::is_same_v<T, float>) return with_array(scalar, vm::vgelu_tanh);
+      else return scalar;
     });
   }
-  return invalid(op, "approximate must be 'none' or 'tanh', got '" + mode + "'");
-}
-
-et_error* silu_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  ArgReader r("aten::silu.out", args, nargs);
-  return activation(r.op(), r, 0, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T { return x * sigmoid<T>(x); };
-  });
-}
-
-et_error* hardswish_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  ArgReader r("aten::hardswish.out", args, nargs);
-  return activation(r.op(), r, 0, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T {
-      T y = x + T(3);
-      y = y < T(0) ? T(0) : y;
-      y = y > T(6) ? T(6) : y;
-      return x * y / T(6);
-    };
-  });
-}
-
-et_error* hardsigmoid_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  ArgReader r("aten::hardsigmoid.out", args, nargs);
-  return activation(r.op(), r, 0, [](auto tag) {
-    using T = typename decltype(tag)::type;
-    return [](T x) -> T {
-      T y = x + T(3);
-      y = y < T(0) ? T(0) : y;
-      y = y > T(6) ? T(6) : y;
-      return y / T(6);
-    };
-  });
+  return invalid(op, "approximate must be 'none' or 'tanh', got '" + std::string(mode) + "'");
 }
 
 // leaky_relu.out(self, Scalar negative_slope=0.01, *, out)
-et_error* leaky_relu_out(void*, et_exec_context*, et_value* const* args, size_t nargs) {
-  ArgReader r("aten::leaky_relu.out", args, nargs);
-  PW_TRY(r.count(4));
-  Scalar slope;
-  PW_TRY(r.scalar(1, "negative_slope", &slope));
-  return activation(r.op(), r, 1, [&](auto tag) {
+et_error* leaky_relu_out(Call call, const Tensor& self, Scalar slope, Tensor& out) {
+  return activation_with(call.op, self, out, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = static_cast<T>(slope.to_double());
     return [s](T x) -> T { return x > T(0) ? x : x * s; };
   });
 }
 
+}  // namespace
 }  // namespace etrt::kernels::pw
+
+namespace etrt::kernels {
+
+std::span<const KernelDef> unary_elementwise_kernels() {
+  using namespace pw;
+  static constexpr KernelDef kKernels[] = {
+#define KERNELS_UNARY_ELEMENTWISE
+#include "operators.def"
+  };
+  return kKernels;
+}
+
+}  // namespace etrt::kernels

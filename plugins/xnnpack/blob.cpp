@@ -1,6 +1,7 @@
 // Reading a delegate blob: header, flatbuffer verification, then every id,
 // index, offset and size checked before anything is used.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -118,69 +119,183 @@ struct Parser {
     return "";
   }
 
-  std::string read_constant(uint32_t index, const fb::TensorValue& t) {
-    Value& v = g->values[index];
-    uint32_t ci = t.constant_index();
-    size_t needed = numel(v.dims) * sizeof(float);
-    const void* data = nullptr;
+  // Finds constant `ci`'s bytes (named data or the blob's constant region); *transient when they live in the
+  // blob, which is only valid during init.
+  std::string constant_bytes(const std::string& label, uint32_t ci, size_t needed, const std::string& holder,
+                             const void** data, bool* transient) {
+    *transient = false;
+    std::string need = holder + " needs " + std::to_string(needed);
     size_t available = 0;
-    bool copy = false;
     const auto* constants = root->constants();
     if (has_header || (constants != nullptr && constants->size() > 0)) {
       if (constants == nullptr || ci >= constants->size())
-        return value_label(index) + ": constant index " + std::to_string(ci) + " is outside the constant table (" +
+        return label + ": constant index " + std::to_string(ci) + " is outside the constant table (" +
                std::to_string(constants ? constants->size() : 0) + " entries)";
       const fb::ConstantEntry* entry = constants->Get(ci);
       if (entry->key() != nullptr && entry->key()->size() > 0) {
         std::string key = entry->key()->str();
         std::string shown = printable(entry->key()->Data(), entry->key()->size());
         if (std::strlen(key.c_str()) != key.size())
-          return value_label(index) + ": named-data key '" + shown + "' of constant " + std::to_string(ci) +
-                 " contains a NUL byte";
-        if (std::string why = named_data(key.c_str(), &data, &available); !why.empty())
-          return value_label(index) + ": constant " + std::to_string(ci) + ": named data '" + shown +
+          return label + ": named-data key '" + shown + "' of constant " + std::to_string(ci) + " contains a NUL byte";
+        if (std::string why = named_data(key.c_str(), data, &available); !why.empty())
+          return label + ": constant " + std::to_string(ci) + ": named data '" + shown +
                  "' is not in the program: " + why;
         if (available < needed)
-          return value_label(index) + ": named data '" + shown + "' has " + std::to_string(available) +
-                 " bytes, the tensor " + shape_text(v.dims) + " needs " + std::to_string(needed);
+          return label + ": named data '" + shown + "' has " + std::to_string(available) + " bytes, " + need;
       } else {
         if (!has_header)
-          return value_label(index) + ": constant " + std::to_string(ci) +
+          return label + ": constant " + std::to_string(ci) +
                  " has no named-data key and the blob has no constant region";
         uint64_t offset = entry->offset();
         if (offset > const_size || needed > const_size - offset)
-          return value_label(index) + ": constant " + std::to_string(ci) + " at offset " + std::to_string(offset) +
-                 " (" + std::to_string(needed) + " bytes) is outside the blob's constant region (" +
+          return label + ": constant " + std::to_string(ci) + " at offset " + std::to_string(offset) + " (" +
+                 std::to_string(needed) + " bytes) is outside the blob's constant region (" +
                  std::to_string(const_size) + " bytes)";
-        data = blob + const_offset + offset;
-        available = needed;
-        copy = true;  // the blob is only valid during init
+        *data = blob + const_offset + offset;
+        *transient = true;
       }
     } else {
       const auto* buffers = root->legacy_buffers();
       if (buffers == nullptr || ci >= buffers->size() || buffers->Get(ci)->bytes() == nullptr)
-        return value_label(index) + ": constant index " + std::to_string(ci) +
-               " is outside the blob's inline buffers (" + std::to_string(buffers ? buffers->size() : 0) + ")";
+        return label + ": constant index " + std::to_string(ci) + " is outside the blob's inline buffers (" +
+               std::to_string(buffers ? buffers->size() : 0) + ")";
       const auto* bytes = buffers->Get(ci)->bytes();
       if (bytes->size() < needed)
-        return value_label(index) + ": inline buffer " + std::to_string(ci) + " has " +
-               std::to_string(bytes->size()) + " bytes, the tensor " + shape_text(v.dims) + " needs " +
-               std::to_string(needed);
-      data = bytes->data();
-      copy = true;
+        return label + ": inline buffer " + std::to_string(ci) + " has " + std::to_string(bytes->size()) +
+               " bytes, " + need;
+      *data = bytes->data();
+      *transient = true;
     }
-    if (data == nullptr)
-      return value_label(index) + ": constant " + std::to_string(ci) + " has no data";
-    if (copy || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
-      size_t count = numel(v.dims);
-      std::unique_ptr<float[]> owned(new float[count + 4]());
+    if (*data == nullptr) return label + ": constant " + std::to_string(ci) + " has no data";
+    return "";
+  }
+
+  std::string read_constant(uint32_t index, const fb::TensorValue& t) {
+    Value& v = g->values[index];
+    size_t needed = value_bytes(v.dtype, v.dims);
+    const void* data = nullptr;
+    bool transient = false;
+    std::string holder = "the tensor " + shape_text(v.dims);
+    if (std::string e = constant_bytes(value_label(index), t.constant_index(), needed, holder, &data, &transient);
+        !e.empty())
+      return e;
+    if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
+      std::unique_ptr<float[]> owned(new float[(needed + 3) / 4 + 4]());
       std::memcpy(owned.get(), data, needed);
       v.data = owned.get();
       g->owned.push_back(std::move(owned));
     } else {
-      v.data = static_cast<const float*>(data);  // lives as long as the program (and so the method)
+      v.data = data;  // lives as long as the program (and so the method)
     }
     return "";
+  }
+
+  // Scales of a per-channel or per-group value: inline, or a constant of `count` fp32 (bf16 when `bf16`).
+  std::string read_scales(uint32_t index, const flatbuffers::Vector<float>* inline_scales, uint32_t buffer,
+                          uint32_t buffer_count, size_t count, bool bf16, std::vector<float>* out) {
+    std::string label = value_label(index);
+    if (inline_scales != nullptr && inline_scales->size() > 0) {
+      if (inline_scales->size() != count)
+        return label + ": " + std::to_string(inline_scales->size()) + " scales, " + std::to_string(count) +
+               " expected";
+      out->assign(inline_scales->begin(), inline_scales->end());
+    } else {
+      if (buffer == 0) return label + ": no scales (neither inline nor a scale buffer)";
+      if (buffer_count != count)
+        return label + ": the scale buffer holds " + std::to_string(buffer_count) + " scales, " +
+               std::to_string(count) + " expected";
+      const void* data = nullptr;
+      bool transient = false;
+      size_t bytes = count * (bf16 ? 2 : 4);
+      if (std::string e = constant_bytes(label, buffer, bytes, "the scales", &data, &transient); !e.empty()) return e;
+      out->resize(count);
+      const auto* p = static_cast<const uint8_t*>(data);
+      for (size_t k = 0; k < count; ++k) {
+        if (bf16) {
+          uint32_t bits = uint32_t{read_le<uint16_t>(p + 2 * k)} << 16;
+          std::memcpy(&(*out)[k], &bits, 4);
+        } else {
+          (*out)[k] = read_le<float>(p + 4 * k);
+        }
+      }
+    }
+    for (float s : *out)
+      if (!(s > 0.0f) || !std::isfinite(s))
+        return label + ": scale " + std::to_string(s) + " is not a positive finite number";
+    return "";
+  }
+
+  // Element type and quantization parameters of a quantized value.
+  std::string read_quantization(uint32_t index, const fb::TensorValue& t, const fb::QuantizedTensorValue& q) {
+    Value& v = g->values[index];
+    std::string label = value_label(index);
+    using E = fb::ElementType;
+    using Q = fb::Quantization;
+    const char* type_name = fb::EnumNameElementType(t.element_type());
+    std::string type_text = type_name[0] ? type_name : "type " + std::to_string(static_cast<int>(t.element_type()));
+    switch (q.quantization_type()) {
+      case Q::PerTensor: {
+        const fb::PerTensor* p = q.quantization_as_PerTensor();
+        int32_t lo = 0, hi = 0;
+        switch (t.element_type()) {
+          case E::qint8: v.dtype = DType::qint8, lo = -128, hi = 127; break;
+          case E::quint8: v.dtype = DType::quint8, lo = 0, hi = 255; break;
+          case E::qint32: v.dtype = DType::qint32; break;
+          default: return fail_unsupported(label + " is " + type_text + " with per-tensor quantization");
+        }
+        v.scale = p->scale();
+        v.zero_point = p->zero_point();
+        if (!(v.scale > 0.0f) || !std::isfinite(v.scale))
+          return label + ": scale " + std::to_string(v.scale) + " is not a positive finite number";
+        if (v.zero_point < lo || v.zero_point > hi)
+          return label + ": zero point " + std::to_string(v.zero_point) + " is outside [" + std::to_string(lo) +
+                 ", " + std::to_string(hi) + "] of " + type_text;
+        return "";
+      }
+      case Q::PerChannel: {
+        const fb::PerChannel* p = q.quantization_as_PerChannel();
+        if (t.element_type() == E::qcint8) {
+          v.dtype = DType::qcint8;
+        } else if (t.element_type() == E::qcint32) {
+          v.dtype = DType::qcint32;
+        } else {
+          return fail_unsupported(label + " is " + type_text + " with per-channel quantization");
+        }
+        if (p->axis() < 0 || static_cast<size_t>(p->axis()) >= v.dims.size())
+          return label + ": channel axis " + std::to_string(p->axis()) + " is outside its rank " +
+                 std::to_string(v.dims.size());
+        v.channel_dim = static_cast<uint32_t>(p->axis());
+        return read_scales(index, p->scales(), p->scales_buffer(), p->scale_count(), v.dims[v.channel_dim], false,
+                           &v.scales);
+      }
+      case Q::PerTokenDynamic: {
+        const fb::PerTokenDynamic* p = q.quantization_as_PerTokenDynamic();
+        if (t.element_type() != E::qdint8)
+          return fail_unsupported(label + " is " + type_text + " with dynamic per-token quantization");
+        v.dtype = DType::qdint8;
+        if (p->non_batch_dims() != 1)
+          return fail_unsupported(label + ": dynamic quantization over " + std::to_string(p->non_batch_dims()) +
+                                  " non-batch dims (only the last dim is supported)");
+        return "";
+      }
+      case Q::PerChannelGroup: {
+        const fb::PerChannelGroup* p = q.quantization_as_PerChannelGroup();
+        if (t.element_type() != E::qbint4)
+          return fail_unsupported(label + " is " + type_text + " with per-group quantization");
+        v.dtype = DType::qbint4;
+        if (v.dims.size() != 2) return label + ": 4-bit group-wise weights must be 2-D, got " + shape_text(v.dims);
+        if (p->axis() != 0)
+          return fail_unsupported(label + ": group-wise scales along axis " + std::to_string(p->axis()));
+        if (p->group() <= 0 || v.dims[1] % static_cast<size_t>(p->group()) != 0)
+          return label + ": group size " + std::to_string(p->group()) + " does not divide the " +
+                 std::to_string(v.dims[1]) + " input channels";
+        v.group_size = static_cast<uint32_t>(p->group());
+        return read_scales(index, nullptr, p->scales_buffer(), p->scale_count(), v.dims[0] * (v.dims[1] / v.group_size),
+                           true, &v.scales);
+      }
+      default:
+        return label + " is quantized but has no quantization parameters";
+    }
   }
 
   std::string read_values() {
@@ -197,11 +312,13 @@ struct Parser {
     for (uint32_t i = 0; i < values->size(); ++i) {
       const fb::Value* fv = values->Get(i);
       const fb::TensorValue* t = nullptr;
+      const fb::QuantizedTensorValue* q = nullptr;
       switch (fv->kind_type()) {
         case fb::ValueKind::TensorValue: t = fv->kind_as_TensorValue(); break;
         case fb::ValueKind::QuantizedTensorValue:
-          return fail_unsupported("value " + std::to_string(i) +
-                                  " is a quantized tensor; this XNNPACK delegate runs float32 graphs only");
+          q = fv->kind_as_QuantizedTensorValue();
+          t = q != nullptr ? q->base() : nullptr;  // a union may name its kind and hold nothing
+          break;
         default:
           return "value " + std::to_string(i) + " has no tensor (value kind " +
                  std::to_string(static_cast<int>(fv->kind_type())) + ")";
@@ -212,13 +329,13 @@ struct Parser {
       if (!id_to_index.emplace(v.id, i).second)
         return "value " + std::to_string(i) + " reuses id " + std::to_string(v.id) + " of value " +
                std::to_string(id_to_index[v.id]);
-      if (t->element_type() != fb::ElementType::fp32)
+      if (q == nullptr && t->element_type() != fb::ElementType::fp32)
         return fail_unsupported(value_label(i) + " has element type " +
                                 std::string(fb::EnumNameElementType(t->element_type())[0]
                                                 ? fb::EnumNameElementType(t->element_type())
                                                 : "unknown") +
                                 " (" + std::to_string(static_cast<int>(t->element_type())) +
-                                "); this XNNPACK delegate runs float32 graphs only");
+                                "); this XNNPACK delegate runs float32 and quantized values only");
       if (t->dynamic_quant_type() != fb::ElementType::invalid)
         return fail_unsupported(value_label(i) + " asks for dynamic quantization, which is not supported");
       const auto* shape = t->shape();
@@ -237,11 +354,18 @@ struct Parser {
         elements *= dim;
         v.dims.push_back(dim);
       }
+      if (q != nullptr) {
+        if (std::string e = read_quantization(i, *t, *q); !e.empty()) return e;
+        g->quantized = true;
+      }
       uint32_t io = t->io_flags();
       if ((io & ~(kFlagInput | kFlagOutput)) != 0)
         return value_label(i) + ": unknown flags " + std::to_string(io) + " (only external input 1 and output 2)";
       if (io == (kFlagInput | kFlagOutput)) return value_label(i) + " is flagged both external input and output";
       v.io = io;
+      if (io != 0 && v.dtype != DType::fp32)
+        return fail_unsupported(value_label(i) + " is a delegate input or output of type " + dtype_name(v.dtype) +
+                                "; quantized values must stay inside the delegate (Convert at its boundary)");
       if (io != 0) {
         uint32_t ext = t->external_index();
         if (ext >= g->num_externals)
@@ -257,8 +381,13 @@ struct Parser {
         return value_label(i) + ": external index " + std::to_string(t->external_index()) +
                " without an external input/output flag";
       }
-      if (t->constant_index() != 0)
+      if (t->constant_index() != 0) {
+        if (v.dtype == DType::qdint8) return value_label(i) + " is dynamically quantized and constant at once";
         if (std::string e = read_constant(i, *t); !e.empty()) return e;
+      } else if (v.dtype == DType::qcint8 || v.dtype == DType::qcint32 || v.dtype == DType::qbint4) {
+        return fail_unsupported(value_label(i) + " is " + dtype_name(v.dtype) +
+                                " but not constant (per-channel and group-wise values must be weights or biases)");
+      }
     }
     for (uint32_t ext = 0; ext < g->num_externals; ++ext) {
       if (by_external[ext] < 0) continue;
@@ -411,6 +540,7 @@ struct Parser {
       case T::Sine: return unary(Op::Sin, fn->op_as_Sine());
       case T::Cosine: return unary(Op::Cos, fn->op_as_Cosine());
       case T::Copy: return unary(Op::Copy, fn->op_as_Copy());
+      case T::Convert: return unary(Op::Convert, fn->op_as_Convert());
       case T::Conv2d: return conv(Op::Conv2d, fn->op_as_Conv2d());
       case T::DepthwiseConv2d: return conv(Op::DepthwiseConv2d, fn->op_as_DepthwiseConv2d());
       case T::MaxPool2d: return pool(Op::MaxPool2d, fn->op_as_MaxPool2d());
@@ -525,6 +655,98 @@ struct Parser {
     }
     for (uint32_t v : g->outputs)
       if (g->values[v].producer < 0) return "external output " + value_label(v) + " is produced by no node";
+    if (g->quantized) return check_quantized_nodes();
+    return "";
+  }
+
+  // Which quantized node forms this delegate runs; folds each Convert to qdint8 into the FullyConnected nodes
+  // reading it (DynamicFullyConnected takes the float input and quantizes it per row itself).
+  std::string check_quantized_nodes() {
+    auto type = [&](uint32_t v) { return v == kNone ? DType::fp32 : g->values[v].dtype; };
+    std::vector<bool> folded(g->nodes.size(), false);
+    for (uint32_t i = 0; i < g->nodes.size(); ++i) {
+      Node& n = g->nodes[i];
+      DType out = type(n.output);
+      bool any_quantized = is_quantized(out);
+      for (uint32_t v : n.inputs) any_quantized = any_quantized || is_quantized(type(v));
+      if (!any_quantized) continue;
+      std::string label = node_label(*g, i);
+      switch (n.op) {
+        case Op::Convert: {
+          DType in = type(n.inputs[0]);
+          bool to_static = in == DType::fp32 && (out == DType::qint8 || out == DType::quint8);
+          bool from_static = (in == DType::qint8 || in == DType::quint8) && out == DType::fp32;
+          bool to_dynamic = in == DType::fp32 && out == DType::qdint8;
+          if (!to_static && !from_static && !to_dynamic)
+            return fail_unsupported(label + ": conversion from " + dtype_name(in) + " to " + dtype_name(out));
+          if (to_dynamic) folded[i] = true;  // checked with its readers below
+          break;
+        }
+        case Op::FullyConnected: {
+          DType in = type(n.inputs[0]), w = type(n.inputs[1]), b = type(n.inputs[2]);
+          if (in != DType::qdint8) {
+            if (w == DType::qbint4)
+              return fail_unsupported(label + ": 4-bit group-wise weights need dynamically quantized (qdint8) input");
+            if (w == DType::qcint8) {  // per-channel static: plugin code
+              if (in != DType::qint8 || out != DType::qint8 || (b != DType::qcint32 && n.inputs[2] != kNone))
+                return fail_unsupported(label + ": per-channel weights with " + dtype_name(in) + " input, " +
+                                        dtype_name(b) + " bias and " + dtype_name(out) +
+                                        " output (qint8, qcint32, qint8 expected)");
+              if (g->values[n.inputs[1]].channel_dim != 0 || (n.flags & 1u) != 0)
+                return fail_unsupported(label + ": per-channel weights must be [out, in] with scales per output");
+              n.op = Op::QuantizedFullyConnected;
+            }
+            break;  // per-tensor: XNNPACK checks the combination when the runtime is built
+          }
+          if (w != DType::qcint8 && w != DType::qbint4)
+            return fail_unsupported(label + ": dynamically quantized input with " + dtype_name(w) +
+                                    " weights (qcint8 or qbint4 expected)");
+          if ((w == DType::qcint8 && g->values[n.inputs[1]].channel_dim != 0) || (n.flags & 1u) != 0)
+            return fail_unsupported(label + ": per-channel weights must be [out, in] with scales per output channel");
+          if (b != DType::fp32 || out != DType::fp32)
+            return fail_unsupported(label + ": dynamically quantized input needs an fp32 bias and output, got " +
+                                    dtype_name(b) + " and " + dtype_name(out));
+          int32_t convert = g->values[n.inputs[0]].producer;
+          if (convert < 0 || g->nodes[convert].op != Op::Convert)
+            return label + ": its qdint8 input is not made by a Convert node";
+          n.op = Op::DynamicFullyConnected;
+          n.inputs[0] = g->nodes[convert].inputs[0];
+          break;
+        }
+        case Op::Transpose: case Op::Concat: case Op::Slice: case Op::Copy: {
+          // Moves bytes (plugin code): every input must carry the output's quantization.
+          for (uint32_t v : n.inputs)
+            if (!g->values[v].same_quantization(g->values[n.output]) || g->values[v].dtype == DType::qdint8)
+              return fail_unsupported(label + ": input " + value_label(v) + " (" + dtype_name(type(v)) +
+                                      ") and output (" + dtype_name(out) +
+                                      ") differ in quantization; the plugin only moves quantized bytes");
+          if (n.has_clamp()) return fail_unsupported(label + ": a fused output range on quantized data");
+          break;
+        }
+        default:
+          if (runs_in_plugin_op(n.op))
+            return fail_unsupported(label + ": quantized " + op_name(n.op) +
+                                    " (this node runs in plugin code, which has no quantized form of it)");
+          for (uint32_t v : n.inputs)
+            if (type(v) == DType::qdint8 || type(v) == DType::qbint4)
+              return fail_unsupported(label + ": input " + value_label(v) + " is " + dtype_name(type(v)) +
+                                      " (only FullyConnected takes it)");
+          break;  // XNNPACK validates the rest when the runtime is built
+      }
+    }
+    // Every reader of a qdint8 value must have been folded.
+    for (uint32_t i = 0; i < g->nodes.size(); ++i)
+      for (uint32_t v : g->nodes[i].inputs)
+        if (type(v) == DType::qdint8)
+          return fail_unsupported(node_label(*g, i) + ": reads the dynamically quantized " + value_label(v) +
+                                  " (only FullyConnected can)");
+    // Drop the folded Converts; renumber producers.
+    std::vector<Node> kept;
+    for (uint32_t i = 0; i < g->nodes.size(); ++i)
+      if (!folded[i]) kept.push_back(std::move(g->nodes[i]));
+    g->nodes = std::move(kept);
+    for (Value& v : g->values) v.producer = -1;
+    for (uint32_t i = 0; i < g->nodes.size(); ++i) g->values[g->nodes[i].output].producer = static_cast<int32_t>(i);
     return "";
   }
 

@@ -58,8 +58,21 @@ std::string Delegate::summary() const {
       plugin_nodes += s.nodes.size();
     }
   }
-  return std::to_string(graph_.nodes.size()) + " nodes: " + std::to_string(xnn_nodes) + " in " +
-         std::to_string(xnn_segments) + " XNNPACK runtime(s), " + std::to_string(plugin_nodes) + " run by the plugin";
+  std::string text = std::to_string(graph_.nodes.size()) + " nodes: " + std::to_string(xnn_nodes) + " in " +
+                     std::to_string(xnn_segments) + " XNNPACK runtime(s), " + std::to_string(plugin_nodes) +
+                     " run by the plugin";
+  // Which node kinds the plugin runs, so a user sees what Debian's XNNPACK did not take.
+  std::vector<std::pair<std::string, size_t>> kinds;
+  for (const Segment& s : segments_) {
+    if (s.xnnpack) continue;
+    std::string name = op_name(graph_.nodes[s.nodes[0]].op);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+    if (it == kinds.end()) kinds.emplace_back(name, 1); else ++it->second;
+  }
+  for (size_t k = 0; k < kinds.size(); ++k)
+    text += (k ? ", " : " (") + kinds[k].first + " x" + std::to_string(kinds[k].second);
+  if (!kinds.empty()) text += ")";
+  return text;
 }
 
 // Consecutive nodes XNNPACK can express share one runtime; every other node is
@@ -129,9 +142,9 @@ void Delegate::pad_elementwise_constants() {
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         uint32_t v = n.inputs[k];
         if (v == kNone || !graph_.values[v].is_constant() || padded[v] || (packs && k > 0)) continue;
-        size_t count = numel(graph_.values[v].dims);
-        std::unique_ptr<float[]> copy(new float[count + XNN_EXTRA_BYTES / sizeof(float)]());
-        std::memcpy(copy.get(), graph_.values[v].data, count * sizeof(float));
+        size_t bytes = value_bytes(graph_.values[v].dtype, graph_.values[v].dims);
+        std::unique_ptr<float[]> copy(new float[(bytes + 3) / 4 + XNN_EXTRA_BYTES / sizeof(float)]());
+        std::memcpy(copy.get(), graph_.values[v].data, bytes);
         graph_.values[v].data = copy.get();
         graph_.owned.push_back(std::move(copy));
         padded[v] = true;
@@ -145,8 +158,9 @@ et_error* Delegate::init(const et_backend_init_args& args) {
   NamedDataLookup lookup = [&](const char* key, const void** data, size_t* size) -> std::string {
     if (args.named_data == nullptr) return "the program has no named data";
     if (et_error* error = api->named_data_get(args.named_data, key, data, size)) {
+      std::string message = et_host_error_message(api, error, "the host has no such key");  // the host's own words
       api->error_destroy(error);
-      return "the host has no such key";
+      return message;
     }
     return "";
   };
@@ -157,8 +171,14 @@ et_error* Delegate::init(const et_backend_init_args& args) {
     return host_.error(unsupported ? ET_ERR_NOT_SUPPORTED : ET_ERR_INVALID_PROGRAM,
                        (unsupported ? "unsupported XNNPACK delegate blob: " : "invalid XNNPACK delegate blob: ") +
                            problem);
+  for (const Value& value : graph_.values)
+    if (value.is_constant() && value.dtype == DType::fp32 && !is_finite_data(value.f32(), numel(value.dims)))
+      constants_finite_ = false;
   make_segments();
+  for (uint32_t v : graph_.inputs) infinity_risk_.push_back(infinity_risk(graph_, v, consumers_));
   pad_elementwise_constants();
+  if (std::string e = prepare_plugin_weights(graph_, &prepared_); !e.empty())
+    return host_.error(ET_ERR_INVALID_PROGRAM, "invalid XNNPACK delegate blob: " + e);
   // Build the runtimes for the declared input shapes now, so anything XNNPACK
   // refuses fails the method load rather than its first execute.
   std::vector<Shape> shapes;
@@ -191,8 +211,26 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
   out->externals.clear();
   for (uint32_t v : seg.inputs) out->externals.push_back(v);
   for (uint32_t v : seg.outputs) out->externals.push_back(v);
-  auto define_raw = [&](const Shape& dims, const void* data, uint32_t external, uint32_t flags, uint32_t* id) {
-    return x.xnn_define_tensor_value(sg, xnn_datatype_fp32, dims.size(), dims.data(), data, external, flags, id);
+  // A value as XNNPACK sees it: fp32, per-tensor quantized or per-channel quantized.
+  auto define_raw = [&](const Value& val, const Shape& dims, const void* data, uint32_t external, uint32_t flags,
+                        uint32_t* id) {
+    switch (val.dtype) {
+      case DType::fp32:
+        return x.xnn_define_tensor_value(sg, xnn_datatype_fp32, dims.size(), dims.data(), data, external, flags, id);
+      case DType::qint8: case DType::quint8: case DType::qint32: {
+        xnn_datatype type = val.dtype == DType::qint8    ? xnn_datatype_qint8
+                            : val.dtype == DType::quint8 ? xnn_datatype_quint8
+                                                         : xnn_datatype_qint32;
+        return x.xnn_define_quantized_tensor_value(sg, type, val.zero_point, val.scale, dims.size(), dims.data(), data,
+                                                   external, flags, id);
+      }
+      case DType::qcint8: case DType::qcint32:
+        return x.xnn_define_channelwise_quantized_tensor_value(
+            sg, val.dtype == DType::qcint8 ? xnn_datatype_qcint8 : xnn_datatype_qcint32, val.scales.data(),
+            dims.size(), val.channel_dim, dims.data(), data, external, flags, id);
+      default:
+        return xnn_status_unsupported_parameter;  // qdint8 / qbint4 never reach XNNPACK (plugin code)
+    }
   };
   auto value = [&](uint32_t v, std::string* err) -> uint32_t {
     if (v == kNone) return XNN_INVALID_VALUE_ID;
@@ -209,10 +247,10 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
     }
     const Value& val = graph_.values[v];
     uint32_t id = XNN_INVALID_VALUE_ID;
-    if (xnn_status st = define_raw(plan.shapes[v], val.is_constant() ? val.data : nullptr, external, flags, &id);
+    if (xnn_status st = define_raw(val, plan.shapes[v], val.is_constant() ? val.data : nullptr, external, flags, &id);
         st != xnn_status_success) {
-      *err = "xnn_define_tensor_value for value " + std::to_string(v) + " " + shape_text(plan.shapes[v]) +
-             " failed: " + status_name(st);
+      *err = std::string("defining ") + dtype_name(val.dtype) + " value " + std::to_string(v) + " " +
+             shape_text(plan.shapes[v]) + " failed: " + status_name(st);
       return XNN_INVALID_VALUE_ID;
     }
     ids[v] = id;
@@ -232,8 +270,8 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
     uint32_t o = final_out;
     bool post_clamp = n.has_clamp() && !takes_range(n.op);
     if (post_clamp) {
-      if (xnn_status st = define_raw(plan.shapes[n.output], nullptr, XNN_INVALID_VALUE_ID, 0, &o);
-          st != xnn_status_success)
+      xnn_status st = define_raw(graph_.values[n.output], plan.shapes[n.output], nullptr, XNN_INVALID_VALUE_ID, 0, &o);
+      if (st != xnn_status_success)
         return node_label(graph_, i) + ": temporary value: " + status_name(st);
     }
     float lo = n.out_min, hi = n.out_max;
@@ -261,6 +299,7 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
       case Op::Minimum: st = x.xnn_define_minimum2(sg, in[0], in[1], o, 0); break;
       case Op::Maximum: st = x.xnn_define_maximum2(sg, in[0], in[1], o, 0); break;
       case Op::Clamp: st = x.xnn_define_clamp(sg, lo, hi, in[0], o, 0); break;
+      case Op::Convert: st = x.xnn_define_convert(sg, in[0], o, 0); break;
       case Op::Softmax: st = x.xnn_define_softmax(sg, in[0], o, 0); break;
       case Op::Sigmoid: st = x.xnn_define_sigmoid(sg, in[0], o, 0); break;
       case Op::Abs: st = x.xnn_define_abs(sg, in[0], o, 0); break;
@@ -323,7 +362,7 @@ et_error* Delegate::build_plan(const std::vector<Shape>& input_shapes, pthreadpo
   plan->staging.assign(graph_.values.size(), kNoSlot);
   auto slot = [&](uint32_t v) {
     size_t at = total;
-    total += round_up(numel(plan->shapes[v]) * sizeof(float) + XNN_EXTRA_BYTES, kAlign);
+    total += round_up(value_bytes(graph_.values[v].dtype, plan->shapes[v]) + XNN_EXTRA_BYTES, kAlign);
     return at;
   };
   for (const Segment& seg : segments_) {
@@ -360,9 +399,89 @@ Plan* Delegate::find_plan(const std::vector<Shape>& input_shapes, uint64_t gener
   return nullptr;
 }
 
-et_error* Delegate::execute(et_value* const* args, size_t nargs) {
+et_error* Delegate::fit_outputs(const std::vector<Shape>& shapes, const std::vector<et_tensor*>& tensors) {
+  const et_host_api* api = host_.api();
+  for (uint32_t v : graph_.outputs) {
+    et_tensor* t = tensors[v];
+    const Shape& want = shapes[v];
+    bool same = t->rank == 0 ? numel(want) == 1 : static_cast<size_t>(t->rank) == want.size();
+    for (size_t d = 0; same && t->rank != 0 && d < want.size(); ++d)
+      same = t->sizes[d] == static_cast<int64_t>(want[d]);
+    if (!same) {
+      std::vector<int64_t> sizes(want.begin(), want.end());
+      if (et_error* e = api->tensor_resize(t, sizes.data(), sizes.size())) return e;
+    }
+    if ((t->data == nullptr && numel(want) > 0) || t->nbytes < numel(want) * sizeof(float))
+      return host_.error(ET_ERR_INVALID_ARGUMENT, "XnnpackBackend: output at argument " +
+                                                      std::to_string(graph_.values[v].external) + " cannot hold " +
+                                                      shape_text(want));
+  }
+  return nullptr;
+}
+
+et_error* Delegate::execute_reference(const std::vector<Shape>& input_shapes, const std::vector<et_tensor*>& tensors,
+                                       et_exec_context* traced) {
+  std::vector<Shape> shapes;
+  if (std::string e = infer_all(graph_, input_shapes, &shapes, /*allow_empty=*/true); !e.empty())
+    return host_.error(ET_ERR_INVALID_ARGUMENT, "XnnpackBackend: inputs do not fit the graph: " + e);
+  if (et_error* e = fit_outputs(shapes, tensors)) return e;
+  std::vector<std::vector<float>> buffers(graph_.values.size());
+  auto pointer = [&](uint32_t v) -> float* {
+    const Value& value = graph_.values[v];
+    if (value.is_constant()) return const_cast<float*>(value.f32());
+    if (tensors[v] != nullptr) return static_cast<float*>(tensors[v]->data);
+    if (buffers[v].empty()) buffers[v].resize(numel(shapes[v]));
+    return buffers[v].data();
+  };
+  Parallel serial(lib_, nullptr);
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& n = graph_.nodes[i];
+    if (numel(shapes[n.output]) == 0) continue;  // nothing to compute
+    std::vector<OperandView> in;
+    for (uint32_t v : n.inputs)
+      in.push_back(v == kNone ? OperandView{nullptr, nullptr} : OperandView{pointer(v), &shapes[v]});
+    uint64_t start = traced != nullptr ? host_.api()->trace_clock_ns() : 0;
+    if (std::string e = run_reference_node(graph_, n, in, pointer(n.output), shapes[n.output], serial); !e.empty())
+      return host_.error(ET_ERR_NOT_SUPPORTED, "XnnpackBackend: " + node_label(graph_, i) + ": " + e);
+    if (traced != nullptr) trace_node(traced, static_cast<uint32_t>(i), start);
+  }
+  stats_.reference_runs.fetch_add(1, std::memory_order_relaxed);
+  stats_.executes.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+bool Delegate::call_is_traced(et_exec_context* ctx) const {
+  const et_host_api* api = host_.api();
+  return ctx != nullptr && ET_HOST_HAS(api, trace_span) && api->trace_span(ctx, nullptr, -1, 0, 0) != 0;
+}
+
+void Delegate::trace_node(et_exec_context* traced, uint32_t node, uint64_t start_ns) const {
+  // Named by the node's kind as ExecuTorch's XNNPACK profiler names operators; identified by the node's index,
+  // unique within the call (debug handles are not: inserted transposes share one), as the Inspector needs.
+  host_.api()->trace_span(traced, op_name(graph_.nodes[node].op), node, start_ns, host_.api()->trace_clock_ns());
+}
+
+void Delegate::trace_runtime(et_exec_context* traced, size_t segment, uint64_t start_ns) {
+  uint64_t end_ns = host_.api()->trace_clock_ns();
+  if (runtime_event_names_.size() != segments_.size()) {
+    // "XNNPACK runtime 2: FullyConnected, Clamp": the segment (names must be unique within a call) and what the
+    // one span of its runtime covers.
+    runtime_event_names_.assign(segments_.size(), std::string());
+    for (size_t s = 0, runtime = 0; s < segments_.size(); ++s) {
+      if (!segments_[s].xnnpack) continue;
+      std::string& name = runtime_event_names_[s];
+      name = "XNNPACK runtime " + std::to_string(runtime++) + ":";
+      for (size_t k = 0; k < segments_[s].nodes.size(); ++k)
+        name += std::string(k ? ", " : " ") + op_name(graph_.nodes[segments_[s].nodes[k]].op);
+    }
+  }
+  host_.api()->trace_span(traced, runtime_event_names_[segment].c_str(), -1, start_ns, end_ns);
+}
+
+et_error* Delegate::execute(et_exec_context* ctx, et_value* const* args, size_t nargs) {
   std::lock_guard<std::mutex> lock(mutex_);
   const et_host_api* api = host_.api();
+  et_exec_context* traced = call_is_traced(ctx) ? ctx : nullptr;  // untraced calls read no clock
   // Arguments: the delegate's inputs and outputs by external index.
   auto tensor_arg = [&](uint32_t v, et_tensor** out) -> et_error* {
     const Value& value = graph_.values[v];
@@ -393,18 +512,42 @@ et_error* Delegate::execute(et_value* const* args, size_t nargs) {
     Shape s;
     if (tensors[v]->rank == 0) s = graph_.values[v].dims;  // a scalar: the graph's all-ones shape
     for (int32_t d = 0; d < tensors[v]->rank; ++d) {
-      if (tensors[v]->sizes[d] <= 0)
+      if (tensors[v]->sizes[d] < 0)
         return host_.error(ET_ERR_INVALID_ARGUMENT, "XnnpackBackend: input at argument " +
-                                                        std::to_string(graph_.values[v].external) + " has an empty dim");
+                                                        std::to_string(graph_.values[v].external) + " has a dim < 0");
       s.push_back(static_cast<size_t>(tensors[v]->sizes[d]));
     }
-    if (tensors[v]->data == nullptr || tensors[v]->nbytes < numel(s) * sizeof(float))
+    if ((tensors[v]->data == nullptr && numel(s) > 0) || tensors[v]->nbytes < numel(s) * sizeof(float))
       return host_.error(ET_ERR_INVALID_ARGUMENT, "XnnpackBackend: input at argument " +
                                                       std::to_string(graph_.values[v].external) + " has no data");
     input_shapes.push_back(std::move(s));
   }
   for (uint32_t v : graph_.outputs)
     if (et_error* e = tensor_arg(v, &tensors[v])) return e;
+
+  // Debian's XNNPACK turns NaN into a finite bound in every clamp, and cannot run empty tensors: such runs
+  // take the plugin's reference code. One pass over each input decides (constants were checked at init); an
+  // infinity alone keeps XNNPACK when the nodes reading it cannot make NaN of it (an attention mask's -inf).
+  bool reference = !constants_finite_ && !graph_.quantized;
+  for (size_t k = 0; k < graph_.inputs.size() && !reference; ++k) {
+    size_t count = numel(input_shapes[k]);
+    const auto* data = static_cast<const float*>(tensors[graph_.inputs[k]]->data);
+    if (count == 0 && graph_.quantized) {
+      return host_.error(ET_ERR_NOT_SUPPORTED, "XnnpackBackend: input at argument " +
+                                                   std::to_string(graph_.values[graph_.inputs[k]].external) +
+                                                   " is empty; quantized graphs cannot run empty tensors");
+    } else if (count == 0) {
+      reference = true;
+    } else if (graph_.quantized) {
+      // Quantized graphs: NaN and infinities are not representable in the quantized values anyway; XNNPACK's
+      // Convert saturates them as ExecuTorch's own XNNPACK does, so no reference run.
+    } else if (!is_finite_data(data, count)) {
+      NonFinite found = find_non_finite(data, count);
+      reference = found.nan || (found.positive_infinity && infinity_risk_[k].positive) ||
+                  (found.negative_infinity && infinity_risk_[k].negative);
+    }
+  }
+  if (reference) return execute_reference(input_shapes, tensors, traced);
 
   et_service_lease lease{};
   lease.struct_size = sizeof lease;
@@ -437,27 +580,12 @@ et_error* Delegate::execute(et_value* const* args, size_t nargs) {
     plan = &plans_.front();
   }
 
-  // Outputs take the computed shapes.
-  for (uint32_t v : graph_.outputs) {
-    et_tensor* t = tensors[v];
-    const Shape& want = plan->shapes[v];
-    bool same = t->rank == 0 ? numel(want) == 1 : static_cast<size_t>(t->rank) == want.size();
-    for (size_t d = 0; same && t->rank != 0 && d < want.size(); ++d)
-      same = t->sizes[d] == static_cast<int64_t>(want[d]);
-    if (!same) {
-      std::vector<int64_t> sizes(want.begin(), want.end());
-      if (et_error* e = api->tensor_resize(t, sizes.data(), sizes.size())) return e;
-    }
-    if (t->data == nullptr || t->nbytes < numel(want) * sizeof(float))
-      return host_.error(ET_ERR_INVALID_ARGUMENT, "XnnpackBackend: output at argument " +
-                                                      std::to_string(graph_.values[v].external) + " cannot hold " +
-                                                      shape_text(want));
-  }
+  if (et_error* e = fit_outputs(plan->shapes, tensors)) return e;
 
   auto* arena = static_cast<uint8_t*>(plan->arena);
   auto pointer = [&](uint32_t v) -> float* {
     const Value& value = graph_.values[v];
-    if (value.is_constant()) return const_cast<float*>(value.data);
+    if (value.is_constant()) return const_cast<float*>(value.f32());
     if (tensors[v] != nullptr) return static_cast<float*>(tensors[v]->data);
     return reinterpret_cast<float*>(arena + plan->offset[v]);
   };
@@ -468,12 +596,24 @@ et_error* Delegate::execute(et_value* const* args, size_t nargs) {
       const Node& n = graph_.nodes[seg.nodes[0]];
       std::vector<OperandView> in;
       for (uint32_t v : n.inputs) in.push_back(v == kNone ? OperandView{nullptr, nullptr} : OperandView{pointer(v), &plan->shapes[v]});
-      if (std::string e = run_plugin_node(n, in, pointer(n.output), plan->shapes[n.output], parallel); !e.empty())
+      uint64_t start = traced != nullptr ? api->trace_clock_ns() : 0;
+      std::string e;
+      if (n.op == Op::DynamicFullyConnected)
+        e = run_dynamic_fully_connected(prepared_, n, in[0], pointer(n.output), plan->shapes[n.output], parallel);
+      else if (n.op == Op::QuantizedFullyConnected)
+        e = run_quantized_fully_connected(prepared_, n, in[0], reinterpret_cast<int8_t*>(pointer(n.output)),
+                                          plan->shapes[n.output], parallel);
+      else
+        e = run_plugin_node(n, in, pointer(n.output), plan->shapes[n.output], parallel,
+                            element_size(graph_.values[n.output].dtype));
+      if (!e.empty())
         return host_.error(ET_ERR_NOT_SUPPORTED, "XnnpackBackend: " + node_label(graph_, seg.nodes[0]) + ": " + e);
+      if (traced != nullptr) trace_node(traced, seg.nodes[0], start);
       stats_.plugin_node_runs.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     Plan::Runtime& rt = plan->runtimes[s];
+    uint64_t start = traced != nullptr ? api->trace_clock_ns() : 0;
     std::vector<xnn_external_value> bind;
     bind.reserve(rt.externals.size());
     for (size_t id = 0; id < rt.externals.size(); ++id) {
@@ -503,6 +643,7 @@ et_error* Delegate::execute(et_value* const* args, size_t nargs) {
     }
     if (xnn_status st = lib_->xnn_invoke_runtime(rt.runtime); st != xnn_status_success)
       return host_.error(ET_ERR_INTERNAL, std::string("XnnpackBackend: xnn_invoke_runtime failed: ") + status_name(st));
+    if (traced != nullptr) trace_runtime(traced, s, start);
     stats_.xnnpack_invocations.fetch_add(1, std::memory_order_relaxed);
   }
   stats_.executes.fetch_add(1, std::memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "etrt/plugin.hpp"
+#include "dynamic_linear.h"
 #include "graph.h"
 #include "plugin_ops.h"
 #include "xnn_library.h"
@@ -47,6 +48,7 @@ struct Stats {
   std::atomic<uint64_t> xnnpack_invocations{0};
   std::atomic<uint64_t> plugin_node_runs{0};
   std::atomic<uint64_t> setups{0};
+  std::atomic<uint64_t> reference_runs{0};  // runs with non-finite or empty inputs (execute_reference)
 };
 
 class Delegate {
@@ -58,7 +60,8 @@ class Delegate {
 
   // Parses, verifies and compiles; builds the runtimes for the declared shapes.
   et_error* init(const et_backend_init_args& args);
-  et_error* execute(et_value* const* args, size_t nargs);
+  // ctx: the host's call context, for per-node trace events (may be null).
+  et_error* execute(et_exec_context* ctx, et_value* const* args, size_t nargs);
 
   const Stats& stats() const { return stats_; }
   std::string summary() const;
@@ -70,6 +73,17 @@ class Delegate {
   std::string build_runtime(const Plan& plan, size_t segment, pthreadpool_t pool, Plan::Runtime* out);
   void release(Plan& plan);
   Plan* find_plan(const std::vector<Shape>& input_shapes, uint64_t generation);
+  // Gives the delegate's output tensors the computed shapes (resizing them when needed).
+  et_error* fit_outputs(const std::vector<Shape>& shapes, const std::vector<et_tensor*>& tensors);
+  // Runs every node with the plugin's NaN-propagating reference code, one thread, no plan.
+  et_error* execute_reference(const std::vector<Shape>& input_shapes, const std::vector<et_tensor*>& tensors,
+                              et_exec_context* traced);
+  // Trace events (only when the host traces the call): one per node the plugin
+  // runs, one per XNNPACK runtime invocation (Debian's XNNPACK has no
+  // per-operator timings), nested in the host's DELEGATE_CALL span.
+  bool call_is_traced(et_exec_context* ctx) const;
+  void trace_node(et_exec_context* traced, uint32_t node, uint64_t start_ns) const;
+  void trace_runtime(et_exec_context* traced, size_t segment, uint64_t start_ns);
 
   const plugin::Host& host_;
   const Library* lib_;
@@ -78,9 +92,13 @@ class Delegate {
   std::vector<std::vector<uint32_t>> consumers_;  // per value: consuming node indices
   std::vector<int32_t> segment_of_;               // per node
   std::mutex mutex_;                              // one execute at a time per delegate
+  std::vector<std::string> runtime_event_names_;  // per segment, made on the first traced call
   std::list<Plan> plans_;                         // most recently used first
   Stats stats_;
   size_t max_plans_ = 4;
+  bool constants_finite_ = true;                  // false: every run takes the reference path
+  std::vector<InfinityRisk> infinity_risk_;       // per delegate input
+  PreparedWeights prepared_;                      // dynamically quantized linear weights, unpacked once at init
 };
 
 }  // namespace etrt::xnn

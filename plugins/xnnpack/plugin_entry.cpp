@@ -45,10 +45,10 @@ et_error* init_delegate(void*, const et_backend_init_args* args, void** out_hand
   }
 }
 
-et_error* execute(void*, void* handle, et_exec_context*, et_value* const* args, size_t nargs) {
+et_error* execute(void*, void* handle, et_exec_context* ctx, et_value* const* args, size_t nargs) {
   if (handle == nullptr) return host.error(ET_ERR_INVALID_STATE, "XnnpackBackend: execute without a delegate handle");
   try {
-    return static_cast<Delegate*>(handle)->execute(args, nargs);
+    return static_cast<Delegate*>(handle)->execute(ctx, args, nargs);
   } catch (const std::bad_alloc&) {
     return host.error(ET_ERR_OUT_OF_MEMORY, "XnnpackBackend: out of memory during execute");
   } catch (const std::exception& e) {
@@ -69,7 +69,7 @@ void report(const Delegate& d) {
   }
   line += "}";
   host.log(ET_LOG_DEBUG, line);
-  const char* path = std::getenv("ETRT_XNNPACK_STATS");
+  const char* path = host_setting("ETRT_XNNPACK_STATS");
   if (path == nullptr || *path == '\0') return;
   if (FILE* f = std::fopen(path, "a")) {
     std::fprintf(f, "%s\n", line.c_str());
@@ -108,6 +108,9 @@ constexpr et_plugin_info kInfo = {
 };
 
 }  // namespace
+
+const char* host_setting(const char* name) { return et_host_setting(host.api(), host.self(), name); }
+
 }  // namespace etrt::xnn
 
 extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {

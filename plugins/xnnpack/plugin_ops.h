@@ -55,7 +55,30 @@ struct OperandView {
 bool runs_in_plugin(const Graph& graph, const Node& node);
 
 // Runs one node. Inputs in node order (absent bias: data == nullptr).
+// element_size 1: quantized 8-bit data (moves only: transpose, concatenation, slice, copy, reshape).
 std::string run_plugin_node(const Node& node, const std::vector<OperandView>& inputs, float* output,
-                            const Shape& output_shape, const Parallel& parallel);
+                            const Shape& output_shape, const Parallel& parallel, size_t element_size = sizeof(float));
+
+// False when the data holds a NaN or an infinity.
+bool is_finite_data(const float* data, size_t count);
+
+struct NonFinite {
+  bool nan = false, positive_infinity = false, negative_infinity = false;
+};
+NonFinite find_non_finite(const float* data, size_t count);
+
+// Whether an infinity of each sign in a delegate input may turn into NaN inside the graph (a sum of products,
+// x * 0, +inf - inf), which Debian's XNNPACK would then clamp to a finite number. Follows the value through
+// nodes that keep an infinity an infinity (Add, Reshape, MaxPool2d, ...); Softmax absorbs -inf (masks).
+struct InfinityRisk {
+  bool positive = false, negative = false;
+};
+InfinityRisk infinity_risk(const Graph& graph, uint32_t input_value,
+                           const std::vector<std::vector<uint32_t>>& consumers);
+
+// Runs any node with plain loops that propagate NaN and Inf as PyTorch does (Debian's XNNPACK clamps NaN
+// to a finite bound). Used for runs whose inputs or constants are not all finite.
+std::string run_reference_node(const Graph& graph, const Node& node, const std::vector<OperandView>& inputs,
+                               float* output, const Shape& output_shape, const Parallel& parallel);
 
 }  // namespace etrt::xnn

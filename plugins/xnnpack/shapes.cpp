@@ -46,8 +46,38 @@ const char* op_name(Op op) {
     case Op::Sin: return "Sin";
     case Op::Cos: return "Cos";
     case Op::ReciprocalSquareRoot: return "ReciprocalSquareRoot";
+    case Op::Convert: return "Convert";
+    case Op::DynamicFullyConnected: return "FullyConnected(qd8)";
+    case Op::QuantizedFullyConnected: return "FullyConnected(qc8)";
   }
   return "?";
+}
+
+const char* dtype_name(DType type) {
+  switch (type) {
+    case DType::fp32: return "fp32";
+    case DType::qint8: return "qint8";
+    case DType::quint8: return "quint8";
+    case DType::qint32: return "qint32";
+    case DType::qcint8: return "qcint8";
+    case DType::qcint32: return "qcint32";
+    case DType::qdint8: return "qdint8";
+    case DType::qbint4: return "qbint4";
+  }
+  return "?";
+}
+
+size_t element_size(DType type) {
+  switch (type) {
+    case DType::fp32: case DType::qint32: case DType::qcint32: return 4;
+    default: return 1;
+  }
+}
+
+size_t value_bytes(DType type, const Shape& shape) {
+  if (type != DType::qbint4 || shape.empty()) return numel(shape) * element_size(type);
+  size_t inner = shape.back();
+  return numel(shape) / inner * ((inner + 1) / 2);
 }
 
 std::string shape_text(const Shape& shape) {
@@ -114,13 +144,13 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
     case Op::Clamp: case Op::Sigmoid: case Op::Abs: case Op::Negate: case Op::Square: case Op::SquareRoot:
     case Op::Floor: case Op::Ceiling: case Op::HardSwish: case Op::LeakyRelu: case Op::Elu: case Op::Copy:
     case Op::Tanh: case Op::Gelu: case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos:
-    case Op::ReciprocalSquareRoot:
+    case Op::ReciprocalSquareRoot: case Op::Convert:
       *out = shape_of(0);
       return "";
     case Op::Softmax:
       *out = shape_of(0);
       return expect(!out->empty(), "softmax of a rank-0 tensor");
-    case Op::FullyConnected: {
+    case Op::FullyConnected: case Op::DynamicFullyConnected: case Op::QuantizedFullyConnected: {
       const Shape& x = shape_of(0);
       const Shape& w = shape_of(1);
       if (x.empty()) return "input is rank 0";
@@ -295,7 +325,8 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
   return "unknown operation";
 }
 
-std::string infer_all(const Graph& graph, const std::vector<Shape>& input_shapes, std::vector<Shape>* shapes) {
+std::string infer_all(const Graph& graph, const std::vector<Shape>& input_shapes, std::vector<Shape>* shapes,
+                      bool allow_empty) {
   shapes->assign(graph.values.size(), Shape());
   for (size_t v = 0; v < graph.values.size(); ++v)
     if (graph.values[v].is_constant()) (*shapes)[v] = graph.values[v].dims;
@@ -306,7 +337,7 @@ std::string infer_all(const Graph& graph, const std::vector<Shape>& input_shapes
     if (std::string e = infer_shape(graph, n, *shapes, &out); !e.empty()) return node_label(graph, i) + ": " + e;
     if (out.size() > kMaxRank) return node_label(graph, i) + ": output rank " + std::to_string(out.size());
     for (size_t d : out)
-      if (d == 0) return node_label(graph, i) + ": output shape " + shape_text(out) + " has a 0 dim";
+      if (d == 0 && !allow_empty) return node_label(graph, i) + ": output shape " + shape_text(out) + " has a 0 dim";
     if (numel(out) > kLimit) return node_label(graph, i) + ": output shape " + shape_text(out) + " is too large";
     (*shapes)[n.output] = std::move(out);
   }

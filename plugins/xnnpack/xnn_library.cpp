@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -11,14 +12,26 @@
 namespace etrt::xnn {
 namespace {
 
-#ifndef ETRT_XNNPACK_SONAME
-#define ETRT_XNNPACK_SONAME "libXNNPACK.so.0"
+#ifndef ETRT_XNNPACK_PRIVATE_DIR
+#define ETRT_XNNPACK_PRIVATE_DIR "xnnpack_private"
+#define ETRT_XNNPACK_PRIVATE_FILE "libXNNPACK.so.0.etrt"
+#define ETRT_PTHREADPOOL_SHIM_SONAME "libetrt_pthreadpool_shim.so.1"
+#define ETRT_CPUINFO_PRIVATE_FILE "libcpuinfo.so.0.etrt"
 #endif
+
+// The directory holding the plugin's private libraries: beside this plugin's own file (found even when
+// the loader mapped the plugin through /proc/self/fd/N, see own_library_path).
+std::string private_directory() {
+  std::string self = plugin::own_library_path(reinterpret_cast<const void*>(&private_directory));
+  if (self.empty()) return "";
+  size_t slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/" ETRT_XNNPACK_PRIVATE_DIR;
+}
 
 // Sanitizer runtimes refuse RTLD_DEEPBIND; ETRT_XNNPACK_NO_DEEPBIND=1 opts out too.
 bool want_deep_bind() {
   if (!plugin::deep_bind_allowed()) return false;
-  const char* text = std::getenv("ETRT_XNNPACK_NO_DEEPBIND");
+  const char* text = host_setting("ETRT_XNNPACK_NO_DEEPBIND");
   return text == nullptr || *text == '\0' || *text == '0';
 }
 
@@ -37,17 +50,26 @@ void open_library() {
   lib.deep_bind = want_deep_bind();
   int mode = RTLD_NOW | RTLD_LOCAL;
   if (lib.deep_bind) mode |= RTLD_DEEPBIND;
-  // If the library is already mapped (someone linked it), RTLD_DEEPBIND cannot
-  // apply to it any more: its symbols were bound when it was first loaded.
-  if (void* already = dlopen(ETRT_XNNPACK_SONAME, RTLD_NOW | RTLD_NOLOAD)) {
-    dlclose(already);
-    lib.deep_bind = false;
-  }
-  lib.handle = dlopen(ETRT_XNNPACK_SONAME, mode);
-  if (lib.handle == nullptr) {
-    const char* why = dlerror();
-    failure = std::string("cannot open " ETRT_XNNPACK_SONAME ": ") + (why ? why : "unknown error");
+  // The plugin's private libXNNPACK (its pthreadpool is etrt's shim, so XNNPACK
+  // runs on the host's one pool), opened by path, never found by a search. The
+  // shim and the private cpuinfo go first, so the copy's NEEDED entries bind to these very files.
+  std::string dir = private_directory();
+  if (dir.empty()) {
+    failure = "cannot locate the XNNPACK plugin's own file (neither dladdr nor /proc/self/maps names it)";
     return;
+  }
+  std::string shim = dir + "/" ETRT_PTHREADPOOL_SHIM_SONAME;
+  std::string cpuinfo = dir + "/" ETRT_CPUINFO_PRIVATE_FILE;
+  std::string copy = dir + "/" ETRT_XNNPACK_PRIVATE_FILE;
+  for (const std::string* path : {&shim, &cpuinfo, &copy}) {
+    void* handle = dlopen(path->c_str(), mode);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      failure = "cannot open the XNNPACK plugin's private library " + *path + ": " + (why ? why : "unknown error") +
+                " (it is built and installed with the plugin)";
+      return;
+    }
+    lib.handle = handle;  // the last one: libXNNPACK
   }
   struct link_map* map = nullptr;
   if (dlinfo(lib.handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr)

@@ -1,4 +1,7 @@
-// The XNNPACK this plugin runs: Debian's libXNNPACK, opened privately.
+// The XNNPACK this plugin runs: a private copy of Debian's libXNNPACK whose
+// pthreadpool is etrt's shim (pthreadpool_shim.c), so XNNPACK runs on the
+// host's one pool; both files sit in xnnpack_private/ beside the plugin and are
+// opened by path (found with etrt::plugin::own_library_path), never by a library search.
 //
 // Why not an ordinary link dependency: the plugin is dlopen'ed by libetrt with
 // RTLD_LOCAL, but a library's undefined symbols are still looked up in the
@@ -25,6 +28,9 @@ namespace etrt::xnn {
   X(xnn_create_subgraph)                      \
   X(xnn_delete_subgraph)                      \
   X(xnn_define_tensor_value)                  \
+  X(xnn_define_quantized_tensor_value)        \
+  X(xnn_define_channelwise_quantized_tensor_value) \
+  X(xnn_define_convert)                       \
   X(xnn_define_fully_connected)               \
   X(xnn_define_convolution_2d)                \
   X(xnn_define_depthwise_convolution_2d)      \
@@ -77,6 +83,9 @@ struct Library {
 // Opens libXNNPACK (once per process), resolves every function and calls
 // xnn_initialize. Returns nullptr and sets *error when anything fails.
 const Library* library(std::string* error);
+
+// An ETRT_* setting read through the host (plugin_entry.cpp): plugins never read the environment themselves.
+const char* host_setting(const char* name);
 
 const char* status_name(int status);
 

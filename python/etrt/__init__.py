@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 import os
 import sys
 from pathlib import Path
@@ -157,13 +158,31 @@ def _is_torch_tensor(x: Any) -> bool:
 
 def _torch_to_numpy(t: Any):
     import numpy as np
-    t = t.detach()
+    # A lazily negated or conjugated view (x.conj().imag, x.conj()) keeps its bits in flags that DLPack
+    # does not carry: np.from_dlpack would read -t as +t. Materialise them first (no-ops otherwise).
+    t = t.detach().resolve_conj().resolve_neg()
     if t.device.type != "cpu":
         t = t.cpu()
     try:
         return np.from_dlpack(t)  # zero copy
     except (TypeError, RuntimeError, BufferError, AttributeError):
         return t.contiguous().numpy()
+
+
+_TAG_TENSOR = 5
+_DTYPE_BFLOAT16 = 15
+
+
+def _bfloat16_output(bits: Any, as_torch: bool) -> Any:
+    """A bfloat16 output arrives as its uint16 bits: a torch.bfloat16 tensor when torch is in use
+    (imported), else float32 NumPy (every bfloat16 value is exactly a float32)."""
+    if not hasattr(bits, "view"):
+        return bits
+    if as_torch or "torch" in sys.modules:
+        import torch
+        return torch.from_numpy(bits.view("int16")).view(torch.bfloat16)
+    import numpy as np
+    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 class Method:
@@ -173,6 +192,7 @@ class Method:
         self._method = method
         self._program = program  # keeps metadata reachable; the C method keeps the program alive itself
         self._name = name
+        self._bfloat16_output_indices: Optional[List[int]] = None
 
     def execute(self, inputs: Sequence[Any]) -> List[Any]:
         """Runs the method. Inputs: NumPy arrays (or anything with the buffer
@@ -180,15 +200,29 @@ class Method:
         NumPy arrays, or torch tensors when any input was a torch tensor."""
         inputs = list(inputs)
         as_torch = False
+        bfloat16_inputs = []
         for i, x in enumerate(inputs):
             if _is_torch_tensor(x):
                 as_torch = True
+                if str(x.dtype) == "torch.bfloat16":  # NumPy has no bfloat16: its bits cross as int16
+                    import torch  # already imported by the caller
+                    x = x.view(torch.int16)
+                    bfloat16_inputs.append(i)
                 inputs[i] = _torch_to_numpy(x)
-        outputs = self._method.execute(inputs)
+        outputs = self._method.execute(inputs, bfloat16_inputs)
+        for i in self._bfloat16_outputs():
+            outputs[i] = _bfloat16_output(outputs[i], as_torch)
         if as_torch:
             import torch  # already imported by the caller
             outputs = [torch.from_numpy(o) if hasattr(o, "__array_interface__") else o for o in outputs]
         return outputs
+
+    def _bfloat16_outputs(self) -> List[int]:
+        if self._bfloat16_output_indices is None:
+            infos = [self._program._program.io_info(self._name, True, i) for i in range(self._method.num_outputs)]
+            self._bfloat16_output_indices = [i for i, info in enumerate(infos)
+                                             if info["tag"] == _TAG_TENSOR and info["dtype"] == _DTYPE_BFLOAT16]
+        return self._bfloat16_output_indices
 
     __call__ = execute
 
@@ -200,9 +234,12 @@ class Method:
 class Program:
     """A loaded, verified .pte program (as in executorch.runtime)."""
 
-    def __init__(self, program: "_etrt.Program") -> None:
+    def __init__(self, program: "_etrt.Program", trace: Optional["_etrt.TraceSession"] = None,
+                 debug_buffer_size: int = 0) -> None:
         self._program = program
         self._methods: Dict[str, Method] = {}
+        self._trace = trace  # one ETDump session for every method, as executorch's ETDumpGen
+        self._debug_buffer_size = debug_buffer_size
 
     @property
     def method_names(self) -> Set[str]:
@@ -215,9 +252,35 @@ class Program:
         if method is None:
             if name not in self._program.method_names:
                 return None
-            method = Method(self._program.load_method(name), self, name)
+            loaded = self._program.load_method(name)
+            if self._trace is not None:
+                loaded.set_trace_session(self._trace)
+            method = Method(loaded, self, name)
             self._methods[name] = method
         return method
+
+    def write_etdump_result_to_file(self, etdump_path: Union[str, os.PathLike],
+                                    debug_buffer_path: Optional[Union[str, os.PathLike]] = None) -> None:
+        """Writes the ETDump of every run of this program's methods so far (and,
+        when the program was loaded with debug_buffer_size > 0, the debug
+        buffer the dump's tensors point into), for executorch.devtools.Inspector."""
+        if self._trace is None:
+            raise RuntimeError("ETDump is not enabled for this program: load it with "
+                               "Runtime.get().load_program(..., enable_etdump=True)")
+        if debug_buffer_path is not None and self._debug_buffer_size <= 0:
+            raise ValueError("debug_buffer_path given, but the program was loaded with debug_buffer_size=0: "
+                             "load it with debug_buffer_size=N to record intermediate outputs")
+        etdump = self._trace.result("etdump")  # raises when the debug buffer was too small
+        buffer = self._trace.result("debug_buffer") if debug_buffer_path is not None else None
+        Path(os.fspath(etdump_path)).write_bytes(etdump)
+        if buffer is not None:
+            Path(os.fspath(debug_buffer_path)).write_bytes(buffer)
+
+    def write_chrome_trace(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the traced runs as Chrome trace JSON (open it in Perfetto's UI)."""
+        if self._trace is None:
+            raise RuntimeError("tracing is not enabled for this program: load it with enable_etdump=True")
+        Path(os.fspath(path)).write_bytes(self._trace.result("chrome_trace"))
 
     def metadata(self, method_name: str) -> MethodMeta:
         return MethodMeta(self._program, method_name)
@@ -229,12 +292,23 @@ class Program:
         return self._program.delegates(method_name)
 
 
+def _served_names(kind: str, entry_kind: int) -> Set[str]:
+    """Names a lookup would serve: registered by a loaded plugin, or declared by the manifest of
+    a plugin that has not failed (it would be loaded on first use). Maps nothing."""
+    names = {e["name"] for e in _etrt.registry(entry_kind)}
+    for plugin in json.loads(_etrt.report_json())["plugins"]:
+        if plugin["state"] != "failed":
+            names.update(plugin["declares"][kind])
+    return names
+
+
 class OperatorRegistry:
-    """Operators registered by loaded plugins (plugins load on demand, so this grows)."""
+    """The operators etrt can serve: registered by loaded plugins or declared by installed
+    manifests (answered without loading anything, as executorch.runtime answers before any run)."""
 
     @property
     def operator_names(self) -> Set[str]:
-        return {e["name"] for e in _etrt.registry(_etrt.ENTRY_OPERATOR)}
+        return _served_names("operators", _etrt.ENTRY_OPERATOR)
 
     def entries(self) -> List[Dict[str, Any]]:
         """Every provider of every operator, winner first, with the reason for losers."""
@@ -242,13 +316,16 @@ class OperatorRegistry:
 
 
 class BackendRegistry:
-    """Backends registered by loaded plugins."""
+    """The backends etrt can serve: registered or declared by an installed manifest (nothing is loaded
+    to answer)."""
 
     @property
     def registered_backend_names(self) -> List[str]:
-        return sorted({e["name"] for e in _etrt.registry(_etrt.ENTRY_BACKEND)})
+        return sorted(_served_names("backends", _etrt.ENTRY_BACKEND))
 
     def is_available(self, backend_name: str) -> bool:
+        """True when a plugin registers or declares the backend. Whether it runs on this machine is
+        decided when a program first uses it (the plugin's own check, e.g. XNNPACK's CPU support)."""
         return backend_name in self.registered_backend_names
 
     def entries(self) -> List[Dict[str, Any]]:
@@ -270,16 +347,52 @@ class Runtime:
     def load_program(self, data: Union[bytes, bytearray, memoryview, BinaryIO, Path, str], *,
                      verification: Verification = Verification.InternalConsistency,
                      enable_etdump: bool = False, debug_buffer_size: int = 0,
-                     data_path: Optional[Union[Path, str]] = None) -> Program:
-        if enable_etdump or data_path is not None:
-            raise NotImplementedError("enable_etdump and data_path are not supported by etrt yet")
-        if isinstance(data, (str, os.PathLike)):
-            return Program(_etrt.Program.load_file(os.fspath(data)))
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            return Program(_etrt.Program.load_bytes(data))
-        if hasattr(data, "read"):
-            origin = getattr(data, "name", None)
-            return Program(_etrt.Program.load_bytes(data.read(),
-                                                    str(origin) if isinstance(origin, str) else "(file object)"))
-        raise TypeError("Expected data to be bytes, bytearray, a path to a .pte file, or a file-like object, "
-                        f"but got {type(data).__name__}.")
+                     data_path: Optional[Union[Path, str, bytes, bytearray, memoryview, BinaryIO,
+                                                Sequence[Union[Path, str]]]] = None) -> Program:
+        """Loads and verifies a program. `data_path` names the weights exported outside it
+        (ExecuTorch's .ptd files): a path, several paths, or the file's bytes. `enable_etdump` traces
+        every method of the program into one ETDump (with `debug_buffer_size` bytes for intermediate
+        outputs); write it with Program.write_etdump_result_to_file."""
+        if not isinstance(debug_buffer_size, int) or isinstance(debug_buffer_size, bool) or debug_buffer_size < 0:
+            raise ValueError(f"debug_buffer_size must be a non-negative int, got {debug_buffer_size!r}")
+        if debug_buffer_size > 0 and not enable_etdump:
+            raise ValueError("debug_buffer_size needs enable_etdump=True")
+        native, label = _load_native_program(data)
+        for item in _data_sources(data_path):
+            if isinstance(item, (str, os.PathLike)):
+                native.add_data_file(os.fspath(item))
+            elif isinstance(item, (bytes, bytearray, memoryview)):
+                native.add_data_bytes(item)
+            else:
+                origin = getattr(item, "name", None)
+                native.add_data_bytes(item.read(), str(origin) if isinstance(origin, str) else "(file object)")
+        if not enable_etdump:
+            return Program(native)
+        return Program(native, _etrt.TraceSession("etdump", debug_buffer_size, label), debug_buffer_size)
+
+
+def _load_native_program(data):
+    """The native program and the label that names it (in errors and traces)."""
+    if isinstance(data, (str, os.PathLike)):
+        return _etrt.Program.load_file(os.fspath(data)), os.fspath(data)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return _etrt.Program.load_bytes(data), "(program bytes)"
+    if hasattr(data, "read"):
+        origin = getattr(data, "name", None)
+        label = str(origin) if isinstance(origin, str) else "(file object)"
+        return _etrt.Program.load_bytes(data.read(), label), label
+    raise TypeError("Expected data to be bytes, bytearray, a path to a .pte file, or a file-like object, "
+                    f"but got {type(data).__name__}.")
+
+
+def _data_sources(data_path) -> list:
+    if data_path is None:
+        return []
+    if isinstance(data_path, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(data_path, "read"):
+        return [data_path]
+    if isinstance(data_path, (list, tuple)):
+        for item in data_path:
+            if not (isinstance(item, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(item, "read")):
+                raise TypeError(f"data_path entries must be paths, bytes or file objects, got {type(item).__name__}")
+        return list(data_path)
+    raise TypeError(f"data_path must be a path, bytes, a file object or a list of them, got {type(data_path).__name__}")

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "etrt/plugin.hpp"
 #include "glue.h"
 
 namespace py = pybind11;
@@ -60,15 +62,6 @@ py::dtype numpy_dtype(int32_t code) {
   }
 }
 
-size_t element_size(int32_t code) {
-  switch (code) {
-    case ET_DTYPE_UINT8: case ET_DTYPE_INT8: case ET_DTYPE_BOOL: return 1;
-    case ET_DTYPE_INT16: case ET_DTYPE_FLOAT16: case ET_DTYPE_BFLOAT16: return 2;
-    case ET_DTYPE_INT32: case ET_DTYPE_FLOAT32: return 4;
-    default: return 8;
-  }
-}
-
 py::dict value_info_dict(const et_value_info& info) {
   py::dict d;
   d["tag"] = info.tag;
@@ -105,7 +98,9 @@ struct PyMethod {
   etrt::Method method;
   std::mutex mutex;
 
-  py::list execute(const py::sequence& inputs) {
+  // `bfloat16_inputs`: indices whose 2-byte integer arrays carry bfloat16 bits (the
+  // package passes torch.bfloat16 tensors that way: NumPy has no bfloat16).
+  py::list execute(const py::sequence& inputs, const std::vector<size_t>& bfloat16_inputs) {
     const size_t count = py::len(inputs);
     if (count != method.num_inputs())
       raise_error(ET_ERR_INVALID_ARGUMENT, "method takes " + std::to_string(method.num_inputs()) + " inputs, got " +
@@ -140,6 +135,9 @@ struct PyMethod {
           raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": expected an array, a number or None, got " +
                                                    std::string(Py_TYPE(item.ptr())->tp_name));
         }
+        // Big-endian (non-native) data, e.g. x.astype('>f4'): the kernels read native order, so convert.
+        if (!a.dtype().attr("isnative").cast<bool>())
+          a = py::array::ensure(a.attr("astype")(a.dtype().attr("newbyteorder")("=")), py::array::c_style);
         const auto rank = a.ndim();
         if (rank > ET_MAX_RANK) raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": rank too large");
         arrays[i] = a;
@@ -149,7 +147,10 @@ struct PyMethod {
         et_tensor& t = tensors[i];
         std::memset(&t, 0, sizeof t);
         t.struct_size = sizeof t;
-        t.dtype = dtype_code(a.dtype(), i);
+        const bool bfloat16 = std::find(bfloat16_inputs.begin(), bfloat16_inputs.end(), i) != bfloat16_inputs.end();
+        if (bfloat16 && (a.dtype().kind() != 'i' && a.dtype().kind() != 'u'))
+          raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": bfloat16 bits must come as a 2-byte integer array");
+        t.dtype = bfloat16 && a.itemsize() == 2 ? ET_DTYPE_BFLOAT16 : dtype_code(a.dtype(), i);
         t.rank = static_cast<int32_t>(rank);
         t.sizes = sizes[i].data();
         t.strides = strides[i].data();
@@ -173,24 +174,51 @@ struct PyMethod {
     return out;
   }
 
+  // A copy (no base object: NumPy copies, so the result outlives the next execute).
+  // bfloat16 has no NumPy dtype: its bits come out as uint16 (the package views them as
+  // torch.bfloat16, or widens them to float32).
+  static py::object tensor_output(const et_tensor* tensor) {
+    if (tensor == nullptr) return py::none();
+    const et_tensor& t = *tensor;
+    py::dtype dt = t.dtype == ET_DTYPE_BFLOAT16 ? py::dtype("uint16") : numpy_dtype(t.dtype);
+    const size_t item = etrt::plugin::element_size(t.dtype);
+    std::vector<py::ssize_t> shape(t.sizes, t.sizes + t.rank), strides(t.rank);
+    for (int32_t d = 0; d < t.rank; ++d) strides[d] = static_cast<py::ssize_t>(t.strides[d] * item);
+    if (t.nbytes == 0 || t.data == nullptr) return py::array(dt, shape);
+    return py::array(dt, shape, strides, t.data);
+  }
+
   static py::object output(const et_value& v) {
     switch (v.tag) {
       case ET_VALUE_NULL: return py::none();
       case ET_VALUE_INT: return py::int_(v.as_int);
       case ET_VALUE_BOOL: return py::bool_(v.as_int != 0);
       case ET_VALUE_DOUBLE: return py::float_(v.as_double);
-      case ET_VALUE_TENSOR: {
-        const et_tensor& t = *v.tensor;
-        py::dtype dt = numpy_dtype(t.dtype);
-        const size_t item = element_size(t.dtype);
-        std::vector<py::ssize_t> shape(t.sizes, t.sizes + t.rank), strides(t.rank);
-        for (int32_t d = 0; d < t.rank; ++d) strides[d] = static_cast<py::ssize_t>(t.strides[d] * item);
-        if (t.nbytes == 0 || t.data == nullptr) return py::array(dt, shape);
-        // No base object: NumPy copies, so the result outlives the next execute.
-        return py::array(dt, shape, strides, t.data);
+      case ET_VALUE_STRING: return py::str(static_cast<const char*>(v.items), v.count);
+      case ET_VALUE_TENSOR: return tensor_output(v.tensor);
+      case ET_VALUE_INT_LIST: {
+        py::list items;
+        for (size_t i = 0; i < v.count; ++i) items.append(py::int_(static_cast<const int64_t*>(v.items)[i]));
+        return items;
+      }
+      case ET_VALUE_DOUBLE_LIST: {
+        py::list items;
+        for (size_t i = 0; i < v.count; ++i) items.append(py::float_(static_cast<const double*>(v.items)[i]));
+        return items;
+      }
+      case ET_VALUE_BOOL_LIST: {
+        py::list items;
+        for (size_t i = 0; i < v.count; ++i) items.append(py::bool_(static_cast<const uint8_t*>(v.items)[i] != 0));
+        return items;
+      }
+      case ET_VALUE_TENSOR_LIST:
+      case ET_VALUE_OPTIONAL_TENSOR_LIST: {
+        py::list items;
+        for (size_t i = 0; i < v.count; ++i) items.append(tensor_output(static_cast<et_tensor* const*>(v.items)[i]));
+        return items;
       }
       default:
-        raise_error(ET_ERR_INVALID_ARGUMENT, "output of value tag " + std::to_string(v.tag) + " is not supported yet");
+        raise_error(ET_ERR_INVALID_ARGUMENT, "output of value tag " + std::to_string(v.tag) + " has no Python form");
     }
   }
 };
@@ -202,8 +230,28 @@ PYBIND11_MODULE(_etrt, m) {
 
   etrt::python::register_error_type(m);
 
+  py::class_<etrt::TraceSession>(m, "TraceSession")
+      .def(py::init([](const std::string& tracer, size_t debug_buffer_size, const std::string& label) {
+             py::gil_scoped_release release;  // may load the tracer's plugin
+             return etrt::TraceSession(tracer, debug_buffer_size, label);
+           }),
+           py::arg("tracer"), py::arg("debug_buffer_size") = 0, py::arg("label") = "")
+      .def("result", [](const etrt::TraceSession& self, const std::string& what) {
+        std::string bytes;
+        {
+          py::gil_scoped_release release;  // waits for a traced run in progress
+          bytes = self.result(what);
+        }
+        return py::bytes(bytes);
+      });
+
   py::class_<PyMethod>(m, "Method")
-      .def("execute", &PyMethod::execute, py::arg("inputs"))
+      .def("execute", &PyMethod::execute, py::arg("inputs"), py::arg("bfloat16_inputs") = std::vector<size_t>{})
+      .def("set_trace_session", [](PyMethod& self, const etrt::TraceSession* session) {
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(self.mutex);  // not while it runs
+        self.method.set_trace_session(session);
+      }, py::arg("session").none(true))
       .def_property_readonly("num_inputs", [](PyMethod& self) { return self.method.num_inputs(); })
       .def_property_readonly("num_outputs", [](PyMethod& self) { return self.method.num_outputs(); });
 
@@ -220,6 +268,18 @@ PYBIND11_MODULE(_etrt, m) {
             return etrt::Program::load_bytes(info.ptr, size, origin);
           },
           py::arg("data"), py::arg("origin") = "(program bytes)")
+      .def("add_data_file", &etrt::Program::add_data_file, py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "add_data_bytes",
+          [](etrt::Program& self, py::buffer data, const std::string& origin) {
+            py::buffer_info info = data.request();
+            if (info.ndim > 1 && info.strides.back() != info.itemsize)
+              raise_error(ET_ERR_INVALID_ARGUMENT, "data bytes must be contiguous");
+            const size_t size = static_cast<size_t>(info.size * info.itemsize);
+            py::gil_scoped_release release;
+            self.add_data_bytes(info.ptr, size, origin);
+          },
+          py::arg("data"), py::arg("origin") = "(data bytes)")
       .def_property_readonly("method_names", &etrt::Program::method_names)
       .def("method_info", [](const etrt::Program& p, const std::string& name) { return method_info_dict(p.method_info(name)); })
       .def("io_info", [](const etrt::Program& p, const std::string& name, bool output, size_t index) {

@@ -110,6 +110,11 @@ int main(void) {
   FIELD(et_trace_event, chain_id)
   FIELD(et_trace_event, debug_handle)
   FIELD(et_trace_event, timestamp_ns)
+#if ET_ABI_TARGET_MINOR >= 3
+  FIELD(et_trace_event, plugin)
+  FIELD(et_trace_event, thread)
+  FIELD(et_trace_event, reserved2)
+#endif
 
   BEGIN_STRUCT(et_tracer_descriptor)
   FIELD(et_tracer_descriptor, struct_size)
@@ -117,6 +122,19 @@ int main(void) {
   FIELD(et_tracer_descriptor, user_data)
   FIELD(et_tracer_descriptor, begin)
   FIELD(et_tracer_descriptor, end)
+#if ET_ABI_TARGET_MINOR >= 3
+  FIELD(et_tracer_descriptor, session_create)
+  FIELD(et_tracer_descriptor, session_destroy)
+  FIELD(et_tracer_descriptor, session_begin)
+  FIELD(et_tracer_descriptor, session_end)
+  FIELD(et_tracer_descriptor, session_value)
+  FIELD(et_tracer_descriptor, session_result)
+
+  BEGIN_STRUCT(et_trace_session_args)
+  FIELD(et_trace_session_args, struct_size)
+  FIELD(et_trace_session_args, label)
+  FIELD(et_trace_session_args, debug_buffer_size)
+#endif
 
   BEGIN_STRUCT(et_service_lease)
   FIELD(et_service_lease, struct_size)
@@ -144,6 +162,16 @@ int main(void) {
   FIELD(et_host_api, register_tracer)
   FIELD(et_host_api, service_acquire)
   FIELD(et_host_api, service_release)
+#endif
+#if ET_ABI_TARGET_MINOR >= 2
+  FIELD(et_host_api, error_code)
+  FIELD(et_host_api, error_message)
+  FIELD(et_host_api, scratch_alloc)
+  FIELD(et_host_api, setting)
+#endif
+#if ET_ABI_TARGET_MINOR >= 3
+  FIELD(et_host_api, trace_clock_ns)
+  FIELD(et_host_api, trace_span)
 #endif
 
   BEGIN_STRUCT(et_plugin_info)
@@ -213,6 +241,10 @@ int main(void) {
   ENUM(ET_TRACE_OPERATOR)
   ENUM(ET_TRACE_DELEGATE)
   ENUM(ET_TRACE_CUSTOM)
+#endif
+#if ET_ABI_TARGET_MINOR >= 3
+  ENUM(ET_TRACE_DELEGATE_EVENT)
+  ENUM(ET_TRACE_WORKER)
 #endif
 
   ENUM(ET_LOG_TRACE)

@@ -141,7 +141,7 @@ TEST(LinalgMm, RejectsNonTensorArgument) {
   auto a = make({2, 3}, 1);
   Tensor out({2, 4});
   et_value two = scalar(2);
-  EXPECT_THAT(call("aten::mm.out", {&a->v, &two, &out.v}), HasSubstr("mat2 must be a tensor"));
+  EXPECT_THAT(call("aten::mm.out", {&a->v, &two, &out.v}), HasSubstr("aten::mm.out: argument 1 'mat2' must be a Tensor, got int"));
 }
 
 // ------------------------------------------------------------------ addmm
@@ -199,7 +199,7 @@ TEST(LinalgAddmm, RejectsNonScalarAlpha) {
   Tensor out({2, 4});
   et_value one = scalar(1);
   EXPECT_THAT(call("aten::addmm.out", {&self->v, &a->v, &b->v, &one, &self->v, &out.v}),
-              HasSubstr("alpha must be a scalar"));
+              HasSubstr("aten::addmm.out: argument 4 'alpha' must be a Scalar (int, float or bool), got Tensor"));
 }
 
 TEST(LinalgAddmm, RejectsMismatchedInnerDimension) {

@@ -166,7 +166,7 @@ TEST(LinalgMaxPool, RejectsMissingOutputList) {
   MaxArgs a;
   EXPECT_THAT(call_exact("aten::max_pool2d_with_indices.out",
                          {&a.x->v, &a.k.v, &a.s.v, &a.p.v, &a.d.v, &a.ceil_mode, &a.out.v, &a.idx->v, &a.out.v}),
-              HasSubstr("the last argument must be the list of the two outputs"));
+              HasSubstr("aten::max_pool2d_with_indices.out: the last argument must be the list of the 2 returned outputs (out, indices), got Tensor"));
 }
 
 // ------------------------------------------------------------- avg_pool2d
@@ -318,7 +318,7 @@ TEST(LinalgAdaptiveAvgPool, RejectsOutputSizeThatIsNotAList) {
   Tensor out({1, 3, 2, 2});
   et_value two = scalar(2);
   EXPECT_THAT(call("aten::_adaptive_avg_pool2d.out", {&x->v, &two, &out.v}),
-              HasSubstr("output_size must be an int list"));
+              HasSubstr("aten::_adaptive_avg_pool2d.out: argument 1 'output_size' must be an int list, got int"));
 }
 
 }  // namespace

@@ -24,7 +24,6 @@ double best_ms(F&& f, int reps = 7) {
   return best;
 }
 
-const float* fdata(const TT& t) { return reinterpret_cast<const float*>(t.bytes()); }
 float* fdata(TT& t) { return reinterpret_cast<float*>(t.bytes()); }
 
 void report(const char* what, double kernel, double naive) {

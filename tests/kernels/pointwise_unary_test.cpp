@@ -250,7 +250,9 @@ TEST(PointwiseSoftmax, MinusInfinityEntriesGetExactlyZero) {
   for (int64_t i = 0; i < 4; ++i) {
     double s = 0;
     for (int64_t j = 0; j < 4; ++j) {
-      if (j > i) EXPECT_EQ(out.get({i, j}), 0.0);
+      if (j > i) {
+        EXPECT_EQ(out.get({i, j}), 0.0);
+      }
       s += out.get({i, j});
     }
     EXPECT_NEAR(s, 1.0, 1e-6);
@@ -462,3 +464,19 @@ TEST(PointwiseReduceRejects, WrongOutputShape) {
 }
 
 }  // namespace
+
+// Bool bytes other than 0 / 1 (from a program's constants or np.frombuffer) read as true.
+TEST(BoolBytes, LogicalNotSumAndCopiesNormalise) {
+  TT a({4}, ET_DTYPE_BOOL), not_a({4}, ET_DTYPE_BOOL), sum({}, ET_DTYPE_INT64), as_float({4});
+  const uint8_t bytes[] = {2, 0, 4, 1};
+  std::memcpy(a.bytes(), bytes, 4);
+  ASSERT_EQ(run("aten::logical_not.out", {&a.v, &not_a.v}), "");
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(static_cast<int>(not_a.bytes()[i]), i == 1 ? 1 : 0) << i;
+  ASSERT_EQ(run("aten::sum.IntList_out", {&a.v, &none()->v, &boolean(false)->v, &none()->v, &sum.v}), "");
+  EXPECT_EQ(sum.values(), (std::vector<double>{3}));
+  ASSERT_EQ(run("aten::_to_copy.out", {&a.v, &boolean(false)->v, &none()->v, &as_float.v}), "");
+  EXPECT_EQ(as_float.values(), (std::vector<double>{1, 0, 1, 1}));
+  TT copy({4}, ET_DTYPE_BOOL);
+  ASSERT_EQ(run("aten::clone.out", {&a.v, &none()->v, &copy.v}), "");
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(static_cast<int>(copy.bytes()[i]), i == 1 ? 0 : 1) << i;
+}

@@ -43,8 +43,12 @@ TEST(Priority, LoadingEitherAgainChangesNothing) {
   etrt::Runtime::get().load_plugin(manifest_path("dup_high"));
   etrt::Runtime::get().load_plugin(plugin_path("dup_low"));
   EXPECT_EQ(providers_of("test::dup_op").size(), 2u);
-  for (const auto& plugin : etrt::Runtime::get().plugins())
-    if (plugin.name == "test_dup_high" || plugin.name == "test_dup_low") EXPECT_EQ(plugin.load_count, 1u) << plugin.library_path << " " << plugin.manifest_path << " " << plugin.state << " " << plugin.failure;
+  for (const auto& plugin : etrt::Runtime::get().plugins()) {
+    if (plugin.name == "test_dup_high" || plugin.name == "test_dup_low") {
+      EXPECT_EQ(plugin.load_count, 1u) << plugin.library_path << " " << plugin.manifest_path << " " << plugin.state
+                                       << " " << plugin.failure;
+    }
+  }
   EXPECT_EQ(call_reporting_kernel("test::dup_op"), 50);
 }
 

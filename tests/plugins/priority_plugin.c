@@ -2,6 +2,10 @@
  * (low and high manifest priority) to test the loader's choice. */
 #include "test_plugin_common.h"
 
+#ifndef TEST_OP_NAME
+#define TEST_OP_NAME "test::dup_op"
+#endif
+
 static const et_host_api* g_host = NULL;
 
 static et_error* report_tag(void* user_data, et_exec_context* ctx, et_value* const* args, size_t nargs) {
@@ -15,7 +19,7 @@ static et_error* init(const et_host_api* host, et_plugin_handle* self) {
   et_kernel_descriptor kernel;
   memset(&kernel, 0, sizeof kernel);
   kernel.struct_size = sizeof kernel;
-  kernel.name = "test::dup_op";
+  kernel.name = TEST_OP_NAME;
   kernel.fn = report_tag;
   return host->register_kernel(self, &kernel);
 }

@@ -315,7 +315,9 @@ TEST_P(CorruptCase, IsAClearError) {
     } else {
       EXPECT_EQ(outcome.stage, c.stage) << outcome.message;
       EXPECT_THAT(outcome.message, HasSubstr(c.error));
-      if (c.stage == "method") EXPECT_THAT(outcome.message, HasSubstr(path));
+      if (c.stage == "method") {
+        EXPECT_THAT(outcome.message, HasSubstr(path));
+      }
     }
   }
   expect_process_usable();
@@ -477,7 +479,9 @@ FlipStats flip_and_run(const std::string& path, uint64_t seed, int iterations) {
     etrt_pte::Outcome outcome = etrt_pte::exercise(program.p, 1, options);
     stats.methods_loaded += outcome.methods_loaded;
     stats.executed += outcome.executions;
-    if (!outcome.stage.empty()) EXPECT_FALSE(outcome.message.empty()) << how;
+    if (!outcome.stage.empty()) {
+      EXPECT_FALSE(outcome.message.empty()) << how;
+    }
   }
   return stats;
 }
@@ -707,7 +711,9 @@ TEST(WrongInputsDynamic, DynamicMlpStaticDimensionChanged) {
     if (message.empty()) message = execute(method.m);
     std::printf("[ dynamic_mlp ] input shape %s: %s\n", ::testing::PrintToString(shape).c_str(),
                 message.empty() ? "accepted and ran" : message.c_str());
-    if (shape[0] != 0) EXPECT_NE(message, "") << ::testing::PrintToString(shape) << " was accepted";
+    if (shape[0] != 0) {
+      EXPECT_NE(message, "") << ::testing::PrintToString(shape) << " was accepted";
+    }
   }
 }
 
@@ -733,7 +739,9 @@ TEST(AllocationLimit, PlannedOffsetOf8GiBUnder2GiBLimit) {
   const std::string path = kCorrupt + "/planned_offset_8gib.pte";
   ChildResult child = run_probe({"--rlimit-mb", "2048", path});
   ASSERT_TRUE(child.clean) << child.describe();  // an error or success, never an abort
-  if (child.stage != "ok") EXPECT_THAT(child.message, HasSubstr("planned_offset_8gib.pte")) << child.output;
+  if (child.stage != "ok") {
+    EXPECT_THAT(child.message, HasSubstr("planned_offset_8gib.pte")) << child.output;
+  }
   EXPECT_LT(child.peak_rss_kb, 2048 * 1024) << child.output;
   std::printf("[ rlimit ] planned_offset_8gib under 2 GiB: %s: %s\n", child.stage.c_str(), child.message.c_str());
 #endif

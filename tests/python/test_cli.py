@@ -12,10 +12,10 @@ TEST_MANIFESTS = Path(os.environ["ETRT_TEST_MANIFEST_DIR"])
 ETRT = BUILD / "bin" / "etrt"
 
 
-def run(*args, env_extra=None):
+def run(*args, env_extra=None, timeout=60):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
     env.update(env_extra or {})
-    return subprocess.run([str(ETRT), *args], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run([str(ETRT), *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def report(*args, env_extra=None):
@@ -163,3 +163,106 @@ def test_layout_ops_on_constants_run_once_at_load(tmp_path):
                     env_extra={"ETRT_LOG_LEVEL": "debug"})
     assert delegated.returncode == 0, delegated.stderr
     assert "on constants at load" not in delegated.stdout + delegated.stderr
+
+
+def npy_bytes(header, data=b"", version=1):
+    """A .npy file with the given header text, padded as NumPy pads it."""
+    text = header.encode("latin1")
+    prefix = 10 if version == 1 else 12
+    text += b" " * ((64 - (prefix + len(text) + 1) % 64) % 64) + b"\n"
+    size = len(text).to_bytes(2 if version == 1 else 4, "little")
+    return b"\x93NUMPY" + bytes([version, 0]) + size + text + data
+
+
+def test_run_refuses_malformed_npy_headers_with_a_clear_message(tmp_path):
+    # Each once aborted (uncaught std::stoll), looped forever growing memory, or misreported the size.
+    cases = {
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 32 }": "expected ',' or ')' in the shape",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': 45}": "expected '('",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, -128), }": "negative dimension",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }": "dimension too large",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }": "element count overflows",
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (3074457345618258603,), }": "byte size overflows",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "1," * 17 + "), }": "more than 16 dimensions",
+        "{'descr': '<f4', 'fortran_order': False, }": "header lacks 'shape'",
+        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }": "'descr' given twice",
+        "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3, 5), }": "expected True or False",
+        "{'descr': '<f4, 'fortran_order': False, 'shape': (3, 5), }": "expected ',' or '}'",
+        "{'descr': '<c8', 'fortran_order': False, 'shape': (3, 5), }": "unsupported dtype '<c8'",
+        "{'descr': '|f4', 'fortran_order': False, 'shape': (3, 5), }": "unsupported dtype '|f4'",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), } trailing": "unexpected text after",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), 'extra': 1}": "unexpected key 'extra'",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }": "has 0 data bytes, shape needs 60",
+    }
+    for index, (header, message) in enumerate(cases.items()):
+        path = tmp_path / f"bad{index}.npy"
+        path.write_bytes(npy_bytes(header))
+        result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(path), "--input", str(path),
+                     timeout=20)
+        assert result.returncode == 1, (header, result.returncode, result.stderr)
+        assert f"{path}: " in result.stderr and message in result.stderr, (header, result.stderr)
+    truncated = tmp_path / "truncated.npy"
+    truncated.write_bytes(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }")[:40])
+    result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(truncated), "--input", str(truncated))
+    assert result.returncode == 1 and "truncated header" in result.stderr, result.stderr
+    folder = tmp_path / "folder.npy"
+    folder.mkdir()
+    result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(folder), "--input", str(folder))
+    assert result.returncode == 1 and "not a regular file" in result.stderr, result.stderr
+
+
+def test_run_reads_big_endian_and_version_2_npy_files(tmp_path):
+    import numpy as np
+    with np.load(MODELS / "op_add" / "inputs_forward.npz") as data:
+        a, b = data["input_0"], data["input_1"]
+    np.save(tmp_path / "a.npy", a.astype(">f4"))
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % (tuple(b.shape),)
+    (tmp_path / "b.npy").write_bytes(npy_bytes(header, b.astype("<f4").tobytes(), version=2))
+    result = run("run", str(MODELS / "op_add" / "portable.pte"), "--input", str(tmp_path / "a.npy"),
+                 "--input", str(tmp_path / "b.npy"), "--iterations", "1", "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    with np.load(MODELS / "op_add" / "expected_forward.npz") as expected:
+        assert np.allclose(np.load(tmp_path / "out" / "output_0.npy"), expected["output_0"], rtol=1e-4, atol=1e-5)
+
+
+def test_run_reports_an_output_dir_it_cannot_create(tmp_path):
+    # A file where the directory should be, or on its path: once an uncaught filesystem_error (abort).
+    (tmp_path / "afile").write_text("x")
+    for target, message in [(tmp_path / "afile", "exists and is not a directory"),
+                            (tmp_path / "afile" / "sub", "cannot create the directory")]:
+        result = run("run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1", "--output-dir", str(target))
+        assert result.returncode == 1, (target, result.returncode, result.stderr)
+        assert f"--output-dir {target}: {message}" in result.stderr, result.stderr
+    if os.geteuid() != 0:  # root may write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        result = run("run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
+                     "--output-dir", str(locked / "out"))
+        assert result.returncode == 1 and "cannot create the directory" in result.stderr, result.stderr
+
+
+def test_run_with_weights_in_a_data_file():
+    data = SOURCE / "tests" / "data_file" / "generated"
+    missing = run("run", str(data / "linear_portable.pte"))
+    assert missing.returncode != 0
+    assert "external tensor 'l1.weight' not found" in missing.stderr
+    for name in ("linear_portable", "linear_xnnpack"):
+        result = run("run", str(data / f"{name}.pte"), "--data", str(data / f"{name}.ptd"),
+                     "--input", str(data / "input.npy"))
+        assert result.returncode == 0, result.stderr
+        assert "float32 [2, 4]" in result.stdout
+
+
+def test_memory_and_file_limits_are_configurable():
+    mlp = SOURCE / "tests" / "models" / "generated" / "mlp" / "portable.pte"
+    result = run("run", str(mlp), env_extra={"ETRT_MAX_PLANNED_MEMORY": "1K"})
+    assert result.returncode != 0
+    assert "more than the 1 KiB limit (raise it with ETRT_MAX_PLANNED_MEMORY)" in result.stderr
+    result = run("run", str(mlp), env_extra={"ETRT_MAX_FILE_SIZE": "1k"})
+    assert result.returncode != 0
+    assert "larger than the 1 KiB limit (raise it with ETRT_MAX_FILE_SIZE)" in result.stderr
+    # Raised, or malformed (a warning, then the default): the program runs.
+    assert run("run", str(mlp), env_extra={"ETRT_MAX_PLANNED_MEMORY": "1.5G"}).returncode == 0
+    result = run("run", str(mlp), env_extra={"ETRT_MAX_FILE_SIZE": "lots", "ETRT_LOG_LEVEL": "warn"})
+    assert result.returncode == 0, result.stderr
+    assert "ETRT_MAX_FILE_SIZE='lots' is not a byte size" in result.stderr

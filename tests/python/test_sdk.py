@@ -33,7 +33,7 @@ def test_installed_layout_and_manifest_hash(prefix):
     manifest = json.loads((lib / "etrt" / "manifests" / "kernels_optimized.json").read_text())
     assert (lib / "etrt" / "manifests" / manifest["library"]).resolve() == plugin.resolve()
     assert manifest["sha256"] == hashlib.sha256(plugin.read_bytes()).hexdigest()
-    for header in ["plugin_api.h", "plugin.hpp", "etrt.h", "etrt.hpp"]:
+    for header in ["plugin_api.h", "plugin.hpp", "kernel.hpp", "kernel_types.hpp", "etrt.h", "etrt.hpp"]:
         assert (prefix / "include" / "etrt" / header).is_file(), header
     assert (lib / "cmake" / "etrt" / "etrtConfig.cmake").is_file()
 

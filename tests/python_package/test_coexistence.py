@@ -78,11 +78,12 @@ def check(state, stats):
     assert all(diff < 1e-4 for diff in state["executorch"].values()), state["executorch"]
     assert state["torch_first"]
     assert any("libexecutorch_backend_xnnpack" in lib for lib in state["libs"]), state["libs"]
-    # Every etrt delegate ran XNNPACK, and the XNNPACK it ran is Debian's, opened with DEEPBIND.
+    # Every etrt delegate ran XNNPACK, and the XNNPACK it ran is the plugin's private copy of Debian's
+    # (on etrt's pthreadpool shim), opened with DEEPBIND.
     assert len(stats) >= 2 * len(MODELS), stats
     for line in stats:
         assert line["xnnpack_invocations"] >= line["executes"] >= 1, line
-        assert re.search(r"/libXNNPACK\.so\.\d+$", line["xnnpack_library"]) and line["deep_bind"], line
+        assert re.search(r"/xnnpack_private/libXNNPACK\.so\.\d+\.etrt$", line["xnnpack_library"]) and line["deep_bind"], line
         assert "executorch" not in line["xnnpack_library"]
 
 
@@ -102,11 +103,11 @@ def test_torch_global_symbols_do_not_capture_etrt(models_dir, tmp_path):
     check(state, stats)
     bindings = re.findall(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: normal symbol `((?:pthreadpool|cpuinfo)_\w+)'",
                           result.stderr)
-    # libetrt looks its functions up in its own handle (reported as libpthreadpool binding to itself);
-    # libpthreadpool, libcpuinfo and libXNNPACK resolve their own calls under DEEPBIND.
+    # libetrt has its own pool and looks cpuinfo up in its own handle; libXNNPACK (the plugin's private copy)
+    # binds its pthreadpool calls to etrt's shim and resolves its own calls under DEEPBIND.
     ours = [(src, dst, sym) for src, dst, sym in bindings
-            if any(lib in src for lib in ("libetrt", "libXNNPACK", "libpthreadpool", "libcpuinfo"))]
-    assert any(sym == "pthreadpool_create" and "libpthreadpool.so" in dst for _, dst, sym in ours), \
-        "no trace of pthreadpool_create resolving to Debian's libpthreadpool"
-    wrong = [b for b in ours if "libpthreadpool.so" not in b[1] and "libcpuinfo.so" not in b[1]]
+            if any(lib in src for lib in ("libetrt", "libXNNPACK", "libcpuinfo"))]
+    assert any(sym.startswith("pthreadpool_parallelize") and "libetrt_pthreadpool_shim.so" in dst
+               for _, dst, sym in ours), "no trace of libXNNPACK's pthreadpool calls resolving to etrt's shim"
+    wrong = [b for b in ours if "libetrt_pthreadpool_shim.so" not in b[1] and "libcpuinfo.so" not in b[1]]
     assert not wrong, f"bound to a foreign copy: {wrong[:5]}"

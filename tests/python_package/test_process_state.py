@@ -41,3 +41,19 @@ def test_delegated_program_maps_xnnpack(models_dir, tmp_path):
                      "print(json.dumps(mapped()))\n", tmp_path)
     maps = json.loads(out.stdout)
     assert maps["libetrt_xnnpack"] and maps["libXNNPACK"]
+
+
+def test_registry_views_answer_from_manifests_before_anything_loads(tmp_path):
+    # As executorch.runtime: code that asks for availability first must get the truth
+    # although no plugin is loaded yet -- and asking must not load one.
+    out = run_python(PROBE + "import etrt\n"
+                     "rt = etrt.Runtime.get()\n"
+                     "answers = ['aten::add.out' in rt.operator_registry.operator_names,\n"
+                     "           'my_ops::nothing.out' in rt.operator_registry.operator_names,\n"
+                     "           rt.backend_registry.registered_backend_names,\n"
+                     "           rt.backend_registry.is_available('XnnpackBackend'),\n"
+                     "           rt.backend_registry.is_available('NoSuchBackend')]\n"
+                     "print(json.dumps([answers, mapped()]))\n", tmp_path)
+    answers, maps = json.loads(out.stdout)
+    assert answers == [True, False, ["XnnpackBackend"], True, False]
+    assert not maps["libetrt_kernels_optimized"] and not maps["libetrt_xnnpack"]

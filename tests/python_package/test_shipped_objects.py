@@ -22,6 +22,15 @@ OWNERS = {
 }
 
 
+# The XNNPACK plugin's private libraries: a copy of Debian's libXNNPACK patched to use etrt's
+# pthreadpool shim and a private copy of cpuinfo (plugins/xnnpack/CMakeLists.txt), that shim and that cpuinfo.
+PRIVATE_XNNPACK = "lib/etrt/plugins/xnnpack_private/libXNNPACK.so.0.etrt"
+PTHREADPOOL_SHIM = "lib/etrt/plugins/xnnpack_private/libetrt_pthreadpool_shim.so.1"
+XNNPACK_CPUINFO = "lib/etrt/plugins/xnnpack_private/libcpuinfo.so.0.etrt"
+# libetrt's private cpuinfo (threadpool/CMakeLists.txt), opened by a path relative to libetrt.
+LIBETRT_CPUINFO = "lib/etrt/private/libcpuinfo.so.0.etrt"
+
+
 def tool(*args):
     return subprocess.run(args, capture_output=True, text=True, check=True).stdout
 
@@ -93,6 +102,8 @@ def test_each_group_is_owned_by_exactly_one_object(package_dir, group):
     owner, symbols, strings = OWNERS[group]
     holders = set()
     for path in elf_files(package_dir):
+        if path.relative_to(package_dir).as_posix() == PRIVATE_XNNPACK:
+            continue  # XNNPACK itself carries its own names
         data = path.read_bytes()
         has_symbols = bool(symbols & defined_dynamic_symbols(path))
         has_strings = any(s.encode() in data for s in strings)
@@ -105,10 +116,20 @@ def test_each_group_is_owned_by_exactly_one_object(package_dir, group):
 
 
 def test_no_object_carries_a_pthreadpool_or_xnnpack(package_dir):
-    # They come from the system, opened privately at run time: nothing shipped defines or imports them.
+    # Only the private copies of libXNNPACK and cpuinfo and etrt's pthreadpool shim name them; everything
+    # else opens what it needs privately at run time. The copy needs the shim, never a libpthreadpool.
+    private = {PRIVATE_XNNPACK, PTHREADPOOL_SHIM, XNNPACK_CPUINFO, LIBETRT_CPUINFO}
+    assert private <= {p.relative_to(package_dir).as_posix() for p in elf_files(package_dir)}
     for path in elf_files(package_dir):
+        if path.relative_to(package_dir).as_posix() in private:
+            continue
         symbols = tool("nm", "-D", str(path))
         assert not re.search(r"\b(pthreadpool|xnn|cpuinfo)_\w+", symbols), f"{path} links them:\n{symbols}"
+    needed = dynamic_tags(package_dir / PRIVATE_XNNPACK, "NEEDED")
+    assert "libetrt_pthreadpool_shim.so.1" in needed and not any("libpthreadpool" in n for n in needed), needed
+    assert "libcpuinfo.so.0.etrt" in needed and "libcpuinfo.so.0" not in needed, needed
+    shim_exports = {s for s in defined_dynamic_symbols(package_dir / PTHREADPOOL_SHIM) if s.startswith("pthreadpool_")}
+    assert "pthreadpool_parallelize_2d_tile_2d" in shim_exports and "pthreadpool_create" not in shim_exports
 
 
 def test_dependencies_resolve_here_and_after_a_copy(package_dir, models_dir, tmp_path):
@@ -136,3 +157,20 @@ def test_dependencies_resolve_here_and_after_a_copy(package_dir, models_dir, tmp
     diff, loaded = out.stdout.split(" ", 1)
     assert float(diff) < 1e-4
     assert str(copy) in loaded and str(package_dir) not in loaded
+
+
+def test_libetrt_carries_spdlog_and_fmt_privately(package_dir):
+    # Compiled in from their headers and hidden: libetrt needs neither library and exports only its C API.
+    libetrt = package_dir / "lib" / "libetrt.so.1"
+    needed = dynamic_tags(libetrt, "NEEDED")
+    assert not [n for n in needed if "spdlog" in n or "fmt" in n], needed
+    exported = defined_dynamic_symbols(libetrt)
+    assert exported and all(s.startswith("et_") or s == "ETRT_1" for s in exported), sorted(exported)[:20]
+
+
+def test_wheel_is_tagged_manylinux(package_dir):
+    import importlib.metadata
+    import platform
+    wheel_info = importlib.metadata.distribution("etrt").read_text("WHEEL")
+    tags = re.findall(r"^Tag: (\S+)$", wheel_info, re.M)
+    assert tags and all(re.search(rf"-manylinux_2_\d+_{platform.machine()}$", t) for t in tags), wheel_info

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "loader/json.h"
@@ -166,6 +167,37 @@ TEST(JsonSchemaTest, ArrayKeywords) {
   expect_one(schema, "[1, 1.0]", "[1]", 1, "duplicate item 1");
   expect_one(schema, R"([{"a": 1}, {"a": 1}])", "[1]", 1, R"(duplicate item {"a":1})");
   EXPECT_TRUE(check(R"({"uniqueItems": false})", "[1, 1]").empty());
+}
+
+TEST(JsonSchemaTest, UniqueItemsEdgeCasesStayExact) {
+  const char* schema = R"({"uniqueItems": true})";
+  // Distinct integers that round to the same double are not duplicates; equal ones are.
+  EXPECT_TRUE(check(schema, "[9007199254740992, 9007199254740993]").empty());
+  expect_one(schema, "[9007199254740993, 1, 9007199254740993]", "[2]", 1, "duplicate item");
+  expect_one(schema, R"([{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}])", "[1]", 1, "duplicate item");
+  EXPECT_TRUE(check(schema, R"([[1, 2], [2, 1], [1], "1", 1, true, null, {}])").empty());
+  // Every later copy is reported, each once, in document order.
+  auto v = check(schema, R"(["b", "a", "b", "a", "b"])");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].field, "[2]");
+  EXPECT_EQ(v[1].field, "[3]");
+  EXPECT_EQ(v[2].field, "[4]");
+}
+
+// Issue 15 #5: uniqueItems was quadratic (an 810 KB manifest took 32-73 s).
+// 20k names: 13.7 s pairwise, 0.03 s sorted (measured on the shared 2-core machine).
+TEST(JsonSchemaTest, UniqueItemsOnABigArrayIsFast) {
+  std::string instance = "[";
+  for (int i = 0; i < 20000; ++i) instance += (i ? ",\"aten::op_" : "\"aten::op_") + std::to_string(i) + ".out\"";
+  instance += ",\"aten::op_7.out\"]";
+  JsonValue schema = parse(R"({"type": "array", "uniqueItems": true, "items": {"type": "string"}})");
+  JsonValue value = parse(instance);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<SchemaViolation> v = validate_json(schema, value);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].field, "[20000]");
+  EXPECT_LT(seconds, 2.0) << "uniqueItems over 20001 items";
 }
 
 TEST(JsonSchemaTest, ReportsAllViolationsInDocumentOrder) {

@@ -103,9 +103,9 @@ TEST(JsonTest, LinesAndColumnsOfValues) {
   EXPECT_EQ(v.line, 1);
   EXPECT_EQ(v.column, 1);
   ASSERT_EQ(v.object.size(), 3u);
-  EXPECT_EQ(v.object[0].first, "name");
-  EXPECT_EQ(v.object[1].first, "list");
-  EXPECT_EQ(v.object[2].first, "flag");
+  EXPECT_EQ(v.object[0].key, "name");
+  EXPECT_EQ(v.object[1].key, "list");
+  EXPECT_EQ(v.object[2].key, "flag");
   EXPECT_EQ(v.key_lines, (std::vector<int>{2, 3, 5}));
 
   const JsonValue* name = v.find("name");
@@ -217,9 +217,9 @@ TEST(JsonTest, NestingDepthLimit) {
 TEST(JsonTest, ObjectKeepsDocumentOrder) {
   JsonValue v = parse_ok(R"({"z": 1, "a": 2, "m": 3})");
   ASSERT_EQ(v.object.size(), 3u);
-  EXPECT_EQ(v.object[0].first, "z");
-  EXPECT_EQ(v.object[1].first, "a");
-  EXPECT_EQ(v.object[2].first, "m");
+  EXPECT_EQ(v.object[0].key, "z");
+  EXPECT_EQ(v.object[1].key, "a");
+  EXPECT_EQ(v.object[2].key, "m");
   EXPECT_EQ(v.find("m")->integer, 3);
 }
 

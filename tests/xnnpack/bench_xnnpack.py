@@ -2,7 +2,11 @@
 Debian's 2022 XNNPACK) against ExecuTorch's own runtime (its bundled XNNPACK),
 at 1 and 2 threads. Not a test; prints a table.
 
-    ETRT_BUILD_DIR=build python3 tests/xnnpack/bench_xnnpack.py [--iterations N]
+    ETRT_BUILD_DIR=build python3 tests/xnnpack/bench_xnnpack.py [--iterations N] [--rounds R] [--quantized]
+
+--quantized: the quantized programs of tests/models/generated_q (export_quantized.py) instead.
+--rounds: the two runtimes alternate R times per thread count (fresh processes each time); the table shows
+the median over rounds.
 
 Each runtime runs in its own process (two thread pools spinning in one
 process fight over the cores). etrt's time is set_input + execute through
@@ -19,6 +23,8 @@ import numpy as np
 
 SOURCE = Path(__file__).resolve().parents[2]
 MODELS = SOURCE / "tests" / "models" / "generated"
+QUANTIZED_MODELS = SOURCE / "tests" / "models" / "generated_q"
+QUANTIZED = "--quantized" in sys.argv
 sys.path.insert(0, str(SOURCE / "tests" / "support"))
 import etrt_ctypes  # noqa: E402
 
@@ -70,6 +76,9 @@ def etrt_runner(etrt, method, inputs):
 
 
 def cases():
+    if QUANTIZED:
+        index = json.loads((QUANTIZED_MODELS / "index.json").read_text())["models"]
+        return [(name, "forward", QUANTIZED_MODELS / m["dir"], "inputs.npz") for name, m in sorted(index.items())]
     index = json.loads((MODELS / "index.json").read_text())
     found = []
     for model in index["models"]:
@@ -115,23 +124,32 @@ def main():
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--child", choices=["etrt", "executorch"])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--quantized", action="store_true")
     args = parser.parse_args()
     if args.child:  # one runtime per process: two spinning pools would fight over the cores
         fn = bench_etrt if args.child == "etrt" else bench_executorch
         print(json.dumps(fn(args.threads, args.iterations)))
         return
     import subprocess
-    results = {}
-    for threads in (1, 2):
-        for runtime in ("etrt", "executorch"):
-            proc = subprocess.run([sys.executable, __file__, "--child", runtime, "--threads", str(threads),
-                                   "--iterations", str(args.iterations)], capture_output=True, text=True, check=True)
-            results[(runtime, threads)] = json.loads(proc.stdout.strip().splitlines()[-1])
+    rounds = {}
+    for _ in range(args.rounds):
+        for threads in (1, 2):
+            for runtime in ("etrt", "executorch"):
+                proc = subprocess.run([sys.executable, __file__, "--child", runtime, "--threads", str(threads),
+                                       "--iterations", str(args.iterations)] + (["--quantized"] if QUANTIZED else []),
+                                      capture_output=True, text=True, check=True)
+                rounds.setdefault((runtime, threads), []).append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    results = {key: {name: float(np.median([r[name] for r in runs])) for name in runs[0]}
+               for key, runs in rounds.items()}
     print(f"{'program':22} {'etrt 1T':>9} {'ET 1T':>9} {'ratio':>6} {'etrt 2T':>9} {'ET 2T':>9} {'ratio':>6}   (median us)")
     for name, *_ in cases():
         a1, b1 = results[("etrt", 1)][name], results[("executorch", 1)][name]
         a2, b2 = results[("etrt", 2)][name], results[("executorch", 2)][name]
         print(f"{name:22} {a1:>9.1f} {b1:>9.1f} {a1 / b1:>6.2f} {a2:>9.1f} {b2:>9.1f} {a2 / b2:>6.2f}")
+    for threads in (1, 2):
+        ratios = [results[("etrt", threads)][n] / results[("executorch", threads)][n] for n, *_ in cases()]
+        print(f"geometric mean etrt/ExecuTorch at {threads} thread(s): {float(np.exp(np.mean(np.log(ratios)))):.2f}")
 
 
 if __name__ == "__main__":

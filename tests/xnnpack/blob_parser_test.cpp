@@ -36,6 +36,34 @@ struct Builder {
     auto t = fb::CreateTensorValue(b, type, static_cast<uint32_t>(dims.size()), shape, cidx, ext, io, id);
     values.push_back(fb::CreateValue(b, fb::ValueKind::TensorValue, t.Union()));
   }
+  // A quantized value: per-tensor (scale, zero point), or per-channel / per-group with scales in constant `scales`.
+  void quantized(std::vector<uint32_t> dims, uint32_t id, fb::ElementType type, flatbuffers::Offset<void> params,
+                 fb::Quantization kind, uint32_t cidx = 0, uint32_t ext = kNone, uint32_t io = 0) {
+    auto shape = b.CreateVector(dims);
+    auto t = fb::CreateTensorValue(b, type, static_cast<uint32_t>(dims.size()), shape, cidx, ext, io, id);
+    auto q = fb::CreateQuantizedTensorValue(b, t, kind, params);
+    values.push_back(fb::CreateValue(b, fb::ValueKind::QuantizedTensorValue, q.Union()));
+  }
+  void per_tensor(std::vector<uint32_t> dims, uint32_t id, fb::ElementType type, float scale, int zero_point,
+                  uint32_t cidx = 0, uint32_t ext = kNone, uint32_t io = 0) {
+    quantized(dims, id, type, fb::CreatePerTensor(b, scale, zero_point).Union(), fb::Quantization::PerTensor, cidx,
+              ext, io);
+  }
+  void per_channel(std::vector<uint32_t> dims, uint32_t id, fb::ElementType type, uint32_t cidx, uint32_t scales,
+                   uint32_t count, int axis = 0) {
+    quantized(dims, id, type, fb::CreatePerChannel(b, 0, axis, scales, count).Union(), fb::Quantization::PerChannel,
+              cidx);
+  }
+  void unary(fb::Operation type, uint32_t in, uint32_t out) {
+    node(type, fb::CreateUnary(b, in, out, 0).Union());
+  }
+  uint32_t bytes_constant(const std::vector<uint8_t>& data) {
+    uint64_t offset = constant_region.size();
+    constant_region.insert(constant_region.end(), data.begin(), data.end());
+    constant_region.resize((constant_region.size() + 3) / 4 * 4, 0);
+    constants.push_back(fb::CreateConstantEntry(b, offset, data.size(), 0));
+    return static_cast<uint32_t>(constants.size() - 1);
+  }
   // A named-data constant; returns its constant index.
   uint32_t named(const std::string& key, uint64_t size) {
     constants.push_back(fb::CreateConstantEntry(b, UINT64_MAX, size, b.CreateString(key)));
@@ -231,7 +259,7 @@ TEST(XnnpackBlob, ConstantsAreChecked) {
     std::vector<uint8_t> blob = g.finish();
     Parsed p = parse(blob);
     ASSERT_EQ(p.error, "");
-    EXPECT_EQ(p.graph.values[1].data[31], 1.0f);
+    EXPECT_EQ(p.graph.values[1].f32()[31], 1.0f);
     const auto* copy = reinterpret_cast<const uint8_t*>(p.graph.values[1].data);
     EXPECT_TRUE(copy < blob.data() || copy >= blob.data() + blob.size()) << "constant not copied out of the blob";
     uint64_t shrunk = 64;
@@ -288,6 +316,119 @@ TEST(XnnpackBlob, UnsupportedThingsAreReportedAsSuch) {
   p = parse(h.finish());
   EXPECT_TRUE(p.unsupported);
   EXPECT_THAT(p.error, HasSubstr("Attention is not supported"));
+}
+
+// fp32 [2,4] -> Convert -> qint8 -> FullyConnected(qcint8 [8,4], qcint32 [8]) -> qint8 -> Convert -> fp32 [2,8].
+struct StaticLinear {
+  float weight_scale = 0.5f;
+  int input_zero_point = -3;
+  uint32_t scale_count = 8;
+  bool quantized_input = false;  // the delegate input itself qint8 (refused)
+};
+Builder static_linear(const StaticLinear& o = {}) {
+  Builder g;
+  g.num_externals = 2;
+  uint32_t w = g.bytes_constant(std::vector<uint8_t>(32, 1));
+  uint32_t w_scales = g.inline_constant(std::vector<float>(8, o.weight_scale));
+  uint32_t bias = g.bytes_constant(std::vector<uint8_t>(32, 0));
+  uint32_t b_scales = g.inline_constant(std::vector<float>(8, 0.01f));
+  if (o.quantized_input)
+    g.per_tensor({2, 4}, 0, fb::ElementType::qint8, 0.1f, 0, 0, 0, 1);
+  else
+    g.tensor({2, 4}, 0, 0, 1);
+  g.per_tensor({2, 4}, 1, fb::ElementType::qint8, 0.1f, o.input_zero_point);
+  g.per_channel({8, 4}, 2, fb::ElementType::qcint8, w, w_scales, o.scale_count);
+  g.per_channel({8}, 3, fb::ElementType::qcint32, bias, b_scales, 8);
+  g.per_tensor({2, 8}, 4, fb::ElementType::qint8, 0.2f, 5);
+  g.tensor({2, 8}, 5, 1, 2);
+  g.unary(fb::Operation::Convert, 0, 1);
+  g.fully_connected(1, 2, 3, 4);
+  g.unary(fb::Operation::Convert, 4, 5);
+  return g;
+}
+
+TEST(XnnpackBlobQuantized, StaticPerChannelLinearParses) {
+  Parsed p = parse(static_linear().finish());
+  ASSERT_EQ(p.error, "");
+  EXPECT_TRUE(p.graph.quantized);
+  ASSERT_EQ(p.graph.nodes.size(), 3u);
+  EXPECT_EQ(p.graph.nodes[0].op, etrt::xnn::Op::Convert);
+  const etrt::xnn::Value& w = p.graph.values[2];
+  EXPECT_EQ(w.dtype, etrt::xnn::DType::qcint8);
+  EXPECT_EQ(w.scales, std::vector<float>(8, 0.5f));
+  EXPECT_EQ(p.graph.values[1].zero_point, -3);
+  EXPECT_FLOAT_EQ(p.graph.values[4].scale, 0.2f);
+  EXPECT_EQ(p.graph.values[3].dtype, etrt::xnn::DType::qcint32);
+}
+
+TEST(XnnpackBlobQuantized, BadParametersAreNamed) {
+  StaticLinear zero_scale;
+  zero_scale.weight_scale = 0.0f;
+  Parsed p = parse(static_linear(zero_scale).finish());
+  EXPECT_FALSE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("is not a positive finite number"));
+  StaticLinear zero_point;
+  zero_point.input_zero_point = 200;
+  p = parse(static_linear(zero_point).finish());
+  EXPECT_THAT(p.error, HasSubstr("zero point 200 is outside [-128, 127]"));
+  StaticLinear count;
+  count.scale_count = 7;
+  p = parse(static_linear(count).finish());
+  EXPECT_THAT(p.error, HasSubstr("holds 7 scales, 8 expected"));
+  StaticLinear io;
+  io.quantized_input = true;
+  p = parse(static_linear(io).finish());
+  EXPECT_TRUE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("delegate input or output of type qint8"));
+}
+
+// fp32 [3,32] -> Convert -> qdint8 -> FullyConnected(weights, fp32 bias) -> fp32 [3,4].
+Builder dynamic_linear(fb::ElementType weight_type, bool convert_to_dynamic = true) {
+  Builder g;
+  g.num_externals = 2;
+  bool four_bit = weight_type == fb::ElementType::qbint4;
+  uint32_t w = g.bytes_constant(std::vector<uint8_t>(four_bit ? 4 * 16 : 4 * 32, 0x19));
+  uint32_t bias = g.inline_constant(std::vector<float>(4, 1.0f));
+  g.tensor({3, 32}, 0, 0, 1);
+  if (convert_to_dynamic)
+    g.quantized({3, 32}, 1, fb::ElementType::qdint8, fb::CreatePerTokenDynamic(g.b, 1).Union(),
+                fb::Quantization::PerTokenDynamic);
+  else
+    g.per_tensor({3, 32}, 1, fb::ElementType::qint8, 0.1f, 0);
+  if (four_bit) {
+    std::vector<uint8_t> bf16_scales;
+    for (int k = 0; k < 8; ++k) bf16_scales.insert(bf16_scales.end(), {0x00, 0x3f});  // 0.5 as bf16
+    uint32_t scales = g.bytes_constant(bf16_scales);
+    g.quantized({4, 32}, 2, weight_type, fb::CreatePerChannelGroup(g.b, 0, 0, 16, scales, 8).Union(),
+                fb::Quantization::PerChannelGroup, w);
+  } else {
+    g.per_channel({4, 32}, 2, weight_type, w, g.inline_constant(std::vector<float>(4, 0.25f)), 4);
+  }
+  g.tensor({4}, 3, kNone, 0, bias);
+  g.tensor({3, 4}, 4, 1, 2);
+  g.unary(fb::Operation::Convert, 0, 1);
+  g.fully_connected(1, 2, 3, 4);
+  return g;
+}
+
+TEST(XnnpackBlobQuantized, DynamicLinearFoldsItsConvert) {
+  for (fb::ElementType type : {fb::ElementType::qcint8, fb::ElementType::qbint4}) {
+    Parsed p = parse(dynamic_linear(type).finish());
+    ASSERT_EQ(p.error, "") << fb::EnumNameElementType(type);
+    ASSERT_EQ(p.graph.nodes.size(), 1u);
+    EXPECT_EQ(p.graph.nodes[0].op, etrt::xnn::Op::DynamicFullyConnected);
+    EXPECT_EQ(p.graph.nodes[0].inputs[0], 0u);  // reads the float input directly
+    EXPECT_EQ(p.graph.values[4].producer, 0);
+  }
+  Parsed four = parse(dynamic_linear(fb::ElementType::qbint4).finish());
+  EXPECT_EQ(four.graph.values[2].group_size, 16u);
+  EXPECT_EQ(four.graph.values[2].scales, std::vector<float>(8, 0.5f));
+}
+
+TEST(XnnpackBlobQuantized, FourBitWeightsNeedDynamicInput) {
+  Parsed p = parse(dynamic_linear(fb::ElementType::qbint4, /*convert_to_dynamic=*/false).finish());
+  EXPECT_TRUE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("4-bit group-wise weights need dynamically quantized (qdint8) input"));
 }
 
 TEST(XnnpackBlob, DamagedBlobsNeverCrash) {

@@ -48,6 +48,9 @@ TEST(XnnpackDecoy, PluginBindsItsOwnXnnpackDespiteAGlobalDecoy) {
   }
   EXPECT_EQ(*calls, 0) << "the decoy's " << *last << " was called";
   EXPECT_TRUE(etrt_test::is_mapped("libXNNPACK.so")) << "the plugin did not load Debian's libXNNPACK";
+  // One pool in the process: XNNPACK runs on etrt's, through the shim; no pthreadpool library is mapped.
+  EXPECT_TRUE(etrt_test::is_mapped("libetrt_pthreadpool_shim.so"));
+  EXPECT_FALSE(etrt_test::is_mapped("libpthreadpool.so")) << "XNNPACK brought a second thread pool";
 
   // The backend that ran is the xnnpack plugin's.
   bool found = false;

@@ -141,6 +141,11 @@ ET_API int32_t et_registry_planned_provider(int32_t kind, const char* name, et_p
 /* 1 when `name` is an operator built into the executor (aten::sym_size.int,
  * executorch_prim::*), which no plugin needs to provide. */
 ET_API int32_t et_operator_is_builtin(const char* name);
+/* Who would serve `name`, without loading anything, by the rule a method
+ * follows when it loads: an operator built into the executor first, then the
+ * registry's planned provider. ET_OK with *builtin = 1 (*out untouched), or
+ * *builtin = 0 and *out the plugin; ET_ERR_NOT_FOUND when nothing would. */
+ET_API int32_t et_planned_server(int32_t kind, const char* name, int32_t* builtin, et_plugin_record* out);
 
 /* The whole loader/registry state as JSON (what `etrt plugins --json` prints).
  * Caller frees with et_string_free. */
@@ -161,6 +166,15 @@ ET_API int32_t et_program_load_file(const char* path, et_program** out, et_error
 ET_API int32_t et_program_load_bytes(const void* data, size_t size, const char* origin, et_program** out,
                                      et_error** error);
 ET_API void et_program_destroy(et_program* program); /* accepts NULL */
+/* Attaches weights kept outside the program: a .ptd file, as ExecuTorch writes
+ * when a program is exported with external constants. The file is read and
+ * verified now; methods loaded afterwards take their external tensors from it
+ * (matched by name and checked against the program's declaration) and delegates
+ * find their named data there. A program may have several data files. */
+ET_API int32_t et_program_add_data_file(et_program* program, const char* path, et_error** error);
+/* The same from bytes (copied). `origin` names the data in errors (may be NULL). */
+ET_API int32_t et_program_add_data_bytes(et_program* program, const void* data, size_t size, const char* origin,
+                                         et_error** error);
 ET_API size_t et_program_method_count(const et_program* program);
 ET_API const char* et_program_method_name(const et_program* program, size_t index); /* lives with the program */
 
@@ -210,6 +224,40 @@ ET_API int32_t et_method_set_input(et_method* method, size_t index, const et_val
 ET_API int32_t et_method_execute(et_method* method, et_error** error);
 /* Valid until the next execute or destroy. NULL when out of range. */
 ET_API const et_value* et_method_output(const et_method* method, size_t index);
+
+/* ----------------------------------------------------------------- tracing */
+
+/* A session of a tracer plugin (e.g. "etdump"): records the runs of every
+ * method it is set on, one run at a time, and yields results. Creating one
+ * loads the tracer's plugin on first need; with no session nothing is loaded
+ * and methods run untraced. Methods keep their session alive. */
+typedef struct et_trace_session et_trace_session;
+
+typedef struct et_trace_options {
+  size_t struct_size;
+  const char* label;         /* names the session in its output (e.g. the .pte path); may be NULL */
+  size_t debug_buffer_size;  /* bytes for instruction outputs (ETDump debug events); 0: none */
+} et_trace_options;
+
+ET_API int32_t et_trace_session_create(const char* tracer, const et_trace_options* options, et_trace_session** out,
+                                       et_error** error);
+ET_API void et_trace_session_destroy(et_trace_session* session); /* accepts NULL */
+/* Traces the method's next runs into `session`; NULL stops tracing it. */
+ET_API int32_t et_method_set_trace_session(et_method* method, et_trace_session* session, et_error** error);
+/* A result of the session: "etdump", "debug_buffer", "chrome_trace" or
+ * "operator_summary" (TSV: name, plugin, calls, total ns). *data is allocated
+ * by libetrt (free it with et_buffer_free); a too-small debug buffer fails with
+ * ET_ERR_OUT_OF_MEMORY, saying how many bytes were needed. */
+ET_API int32_t et_trace_session_result(et_trace_session* session, const char* what, void** data, size_t* size,
+                                       et_error** error);
+ET_API void et_buffer_free(void* data); /* accepts NULL */
+
+/* Shorthands for one method: a new session of `tracer` set on it, and a result
+ * of the method's current session (ET_ERR_INVALID_STATE when it has none). */
+ET_API int32_t et_method_enable_tracer(et_method* method, const char* tracer, const et_trace_options* options,
+                                       et_error** error);
+ET_API int32_t et_method_trace_result(et_method* method, const char* what, void** data, size_t* size,
+                                      et_error** error);
 
 /* -------------------------------------------------------------- threadpool */
 

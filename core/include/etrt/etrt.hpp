@@ -162,6 +162,35 @@ class Runtime {
   Runtime() = default;
 };
 
+// A session of a tracer plugin ("etdump"): set it on one or more methods, run
+// them, then fetch results. Copies share the session; methods keep it alive.
+class TraceSession {
+ public:
+  explicit TraceSession(const std::string& tracer, size_t debug_buffer_size = 0, const std::string& label = "") {
+    et_trace_options options{sizeof(et_trace_options), label.c_str(), debug_buffer_size};
+    et_trace_session* handle = nullptr;
+    et_error* error = nullptr;
+    int32_t status = et_trace_session_create(tracer.c_str(), &options, &handle, &error);
+    check(status, error);
+    handle_.reset(handle, et_trace_session_destroy);
+  }
+  // "etdump", "debug_buffer", "chrome_trace", "operator_summary".
+  std::string result(const std::string& what) const {
+    void* data = nullptr;
+    size_t size = 0;
+    et_error* error = nullptr;
+    int32_t status = et_trace_session_result(handle_.get(), what.c_str(), &data, &size, &error);
+    check(status, error);
+    std::string out(static_cast<const char*>(data), size);
+    et_buffer_free(data);
+    return out;
+  }
+  et_trace_session* handle() const { return handle_.get(); }
+
+ private:
+  std::shared_ptr<et_trace_session> handle_;
+};
+
 // A method of a loaded program. Move-only; keeps its program alive.
 class Method {
  public:
@@ -185,6 +214,12 @@ class Method {
   void execute() {
     et_error* error = nullptr;
     int32_t status = et_method_execute(handle_.get(), &error);
+    check(status, error);
+  }
+  // Traces the next runs into `session` (nullptr: stop tracing).
+  void set_trace_session(const TraceSession* session) {
+    et_error* error = nullptr;
+    int32_t status = et_method_set_trace_session(handle_.get(), session ? session->handle() : nullptr, &error);
     check(status, error);
   }
   // Valid until the next execute().
@@ -216,6 +251,18 @@ class Program {
     int32_t status = et_program_load_bytes(data, size, origin.c_str(), &handle, &error);
     check(status, error);
     return Program(handle);
+  }
+
+  // Weights kept outside the program (.ptd); before loading the methods that use them.
+  void add_data_file(const std::string& path) {
+    et_error* error = nullptr;
+    int32_t status = et_program_add_data_file(handle_.get(), path.c_str(), &error);
+    check(status, error);
+  }
+  void add_data_bytes(const void* data, size_t size, const std::string& origin = "(data bytes)") {
+    et_error* error = nullptr;
+    int32_t status = et_program_add_data_bytes(handle_.get(), data, size, origin.c_str(), &error);
+    check(status, error);
   }
 
   std::vector<std::string> method_names() const {

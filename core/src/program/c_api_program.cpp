@@ -1,6 +1,7 @@
 // The exported C functions for programs and methods.
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,8 @@
 #include "etrt/etrt.h"
 #include "method.h"
 #include "program.h"
+#include "resolver.h"
+#include "tracing.h"
 
 struct et_program {
   std::shared_ptr<etrt::Program> program;
@@ -21,13 +24,14 @@ struct et_method {
   std::unique_ptr<etrt::Method> method;
 };
 
+struct et_trace_session {
+  std::shared_ptr<etrt::TraceSession> session;
+};
+
 using etrt::hand_over;
 using etrt::make_error;
 
 namespace {
-
-// Files larger than this are refused before reading (a .pte holds weights; 16 GiB is plenty).
-constexpr uintmax_t kMaxProgramBytes = uintmax_t{16} << 30;
 
 int32_t finish_load(etrt::AlignedBuffer bytes, const std::string& origin, et_program** out, et_error** error) {
   std::shared_ptr<etrt::Program> program;
@@ -37,6 +41,12 @@ int32_t finish_load(etrt::AlignedBuffer bytes, const std::string& origin, et_pro
     handle->method_names.push_back(handle->program->method_name(i));
   *out = handle;
   return ET_OK;
+}
+
+int32_t attach_data(et_program* program, etrt::AlignedBuffer bytes, const std::string& origin, et_error** error) {
+  std::shared_ptr<const etrt::DataFile> file;
+  if (et_error* e = etrt::DataFile::load(std::move(bytes), origin, &file)) return hand_over(e, error);
+  return hand_over(program->program->add_data_file(std::move(file)), error);
 }
 
 void fill_value_info(const etrt::pte::EValue& value, et_value_info* out) {
@@ -78,17 +88,8 @@ extern "C" {
 
 int32_t et_program_load_file(const char* path, et_program** out, et_error** error) {
   if (path == nullptr || out == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "path or out is null"), error);
-  std::error_code ec;
-  uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return hand_over(make_error(ET_ERR_NOT_FOUND, std::string(path) + ": cannot open: " + ec.message()), error);
-  if (size > kMaxProgramBytes)
-    return hand_over(make_error(ET_ERR_INVALID_PROGRAM, std::string(path) + ": " + std::to_string(size) + " bytes is larger than the 16 GiB limit"), error);
-  etrt::AlignedBuffer bytes(static_cast<size_t>(size));
-  if (size > 0 && bytes.data() == nullptr)
-    return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, std::string(path) + ": cannot allocate " + std::to_string(size) + " bytes"), error);
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
-    return hand_over(make_error(ET_ERR_NOT_FOUND, std::string(path) + ": cannot read"), error);
+  etrt::AlignedBuffer bytes;
+  if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
   return finish_load(std::move(bytes), path, out, error);
 }
 
@@ -102,6 +103,24 @@ int32_t et_program_load_bytes(const void* data, size_t size, const char* origin,
 }
 
 void et_program_destroy(et_program* program) { delete program; }
+
+int32_t et_program_add_data_file(et_program* program, const char* path, et_error** error) {
+  if (program == nullptr || path == nullptr)
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or path is null"), error);
+  etrt::AlignedBuffer bytes;
+  if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
+  return attach_data(program, std::move(bytes), path, error);
+}
+
+int32_t et_program_add_data_bytes(et_program* program, const void* data, size_t size, const char* origin,
+                                  et_error** error) {
+  if (program == nullptr || (data == nullptr && size > 0))
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or data is null"), error);
+  etrt::AlignedBuffer bytes(size);
+  if (size > 0 && bytes.data() == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy data bytes"), error);
+  if (size > 0) std::memcpy(bytes.data(), data, size);
+  return attach_data(program, std::move(bytes), origin ? origin : "(data bytes)", error);
+}
 
 size_t et_program_method_count(const et_program* program) { return program ? program->method_names.size() : 0; }
 
@@ -154,7 +173,8 @@ const char* et_program_operator_name(const et_program* program, const char* meth
   if (plan == nullptr || plan->operators() == nullptr || index >= plan->operators()->size()) return nullptr;
   const etrt::pte::Operator* op = plan->operators()->Get(static_cast<flatbuffers::uoffset_t>(index));
   std::string name = op->name()->str();
-  if (op->overload() != nullptr && op->overload()->size() > 0) name += "." + op->overload()->str();
+  if (op->overload() != nullptr && op->overload()->size() > 0)
+    name.append(1, '.').append(op->overload()->c_str(), op->overload()->size());
   return etrt::intern(name);
 }
 
@@ -192,4 +212,77 @@ const et_value* et_method_output(const et_method* method, size_t index) {
   return method ? method->method->output(index) : nullptr;
 }
 
+int32_t et_trace_session_create(const char* tracer, const et_trace_options* options, et_trace_session** out,
+                                et_error** error) {
+  if (tracer == nullptr || out == nullptr)
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "tracer or out is null"), error);
+  constexpr size_t kMinimumSize = offsetof(et_trace_options, debug_buffer_size) + sizeof(size_t);
+  if (options != nullptr && options->struct_size < kMinimumSize)
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_trace_options is too small"), error);
+  std::string label = options && options->label ? options->label : "";
+  size_t debug_buffer_size = options ? options->debug_buffer_size : 0;
+  std::shared_ptr<etrt::TraceSession> session;
+  if (et_error* e = etrt::TraceSession::create(tracer, label, debug_buffer_size, &session)) return hand_over(e, error);
+  *out = new et_trace_session{std::move(session)};
+  return ET_OK;
+}
+
+void et_trace_session_destroy(et_trace_session* session) { delete session; }
+
+int32_t et_method_set_trace_session(et_method* method, et_trace_session* session, et_error** error) {
+  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+  method->method->set_trace_session(session ? session->session : nullptr);
+  return ET_OK;
+}
+
+namespace {
+
+int32_t session_result(etrt::TraceSession& session, const char* what, void** data, size_t* size, et_error** error) {
+  if (what == nullptr || data == nullptr || size == nullptr)
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "what, data or size is null"), error);
+  std::string bytes;
+  if (et_error* e = session.result(what, &bytes)) return hand_over(e, error);
+  void* copy = std::malloc(bytes.size() > 0 ? bytes.size() : 1);
+  if (copy == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy the trace result"), error);
+  std::memcpy(copy, bytes.data(), bytes.size());
+  *data = copy;
+  *size = bytes.size();
+  return ET_OK;
+}
+
+}  // namespace
+
+int32_t et_trace_session_result(et_trace_session* session, const char* what, void** data, size_t* size,
+                                et_error** error) {
+  if (session == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "session is null"), error);
+  return session_result(*session->session, what, data, size, error);
+}
+
+void et_buffer_free(void* data) { std::free(data); }
+
+int32_t et_method_enable_tracer(et_method* method, const char* tracer, const et_trace_options* options,
+                                et_error** error) {
+  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+  et_trace_session* session = nullptr;
+  if (int32_t status = et_trace_session_create(tracer, options, &session, error); status != ET_OK) return status;
+  method->method->set_trace_session(session->session);
+  et_trace_session_destroy(session);  // the method holds it
+  return ET_OK;
+}
+
+int32_t et_method_trace_result(et_method* method, const char* what, void** data, size_t* size, et_error** error) {
+  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+  const std::shared_ptr<etrt::TraceSession>& session = method->method->trace_session();
+  if (session == nullptr)
+    return hand_over(make_error(ET_ERR_INVALID_STATE, "method '" + method->method->name() + "' is not traced"), error);
+  return session_result(*session, what, data, size, error);
+}
+
 }  // extern "C"
+
+int32_t et_planned_server(int32_t kind, const char* name, int32_t* builtin, et_plugin_record* out) {
+  if (name == nullptr || builtin == nullptr) return ET_ERR_INVALID_ARGUMENT;
+  *builtin = etrt::builtin_server(kind, name) != nullptr ? 1 : 0;
+  if (*builtin) return ET_OK;
+  return et_registry_planned_provider(kind, name, out);
+}

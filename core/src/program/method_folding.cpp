@@ -30,63 +30,65 @@ constexpr size_t kMaxFoldedBytes = size_t{256} << 20;
 
 }  // namespace
 
-void Method::fold_constant_layout_ops() {
+// A kernel that fails here fails the load: its inputs are constants and the
+// method has no control flow, so every run would fail the same way.
+et_error* Method::fold_constant_layout_ops() {
   // Control flow could skip or repeat an instruction; keep such methods as they are.
   for (const auto& chain : chains_)
     for (const Instruction& instr : chain)
-      if (instr.kind == Kind::JumpFalse) return;
+      if (instr.kind == Kind::JumpFalse) return nullptr;
 
   // Values some instruction writes or rebinds: an out argument, a move target,
   // a freed value. A folded input must be none of them; a folded output only
   // the one out argument of its own instruction.
   std::vector<int> writes(values_.size(), 0);
   std::vector<bool> touched(values_.size(), false);
-  auto index_of = [&](const et_value* v) { return static_cast<size_t>(v - values_.data()); };
   for (const auto& chain : chains_)
     for (const Instruction& instr : chain) {
-      if ((instr.kind == Kind::Kernel || instr.kind == Kind::Prim) && !instr.args.empty())
-        ++writes[index_of(instr.args.back())];
+      if ((instr.kind == Kind::Kernel || instr.kind == Kind::Prim) && !instr.arg_values.empty())
+        ++writes[instr.arg_values.back()];
       if (instr.kind == Kind::Delegate)
-        for (const et_value* arg : instr.args) touched[index_of(arg)] = true;  // delegates may write any argument
-      if (instr.kind == Kind::Move) touched[instr.a] = touched[instr.b] = true;
-      if (instr.kind == Kind::Free) touched[instr.a] = true;
+        for (int32_t arg : instr.arg_values) touched[arg] = true;  // delegates may write any argument
+      if (instr.kind == Kind::Move) touched[instr.move.from] = touched[instr.move.to] = true;
+      if (instr.kind == Kind::Free) touched[instr.freed] = true;
     }
   for (int32_t v : inputs_) touched[v] = true;
   for (int32_t v : outputs_) touched[v] = true;
 
   size_t folded_bytes = 0, folded_count = 0;
-  et_exec_context context{name_.c_str(), 0};
-  for (auto& chain : chains_)
-    for (size_t pc = 0; pc < chain.size(); ++pc) {
-      Instruction& instr = chain[pc];
-      if (instr.kind != Kind::Kernel || instr.args.empty() || !is_foldable_operator(instr.op_name)) continue;
-      const size_t out = index_of(instr.args.back());
-      if (values_[out].tag != ET_VALUE_TENSOR || writes[out] != 1 || touched[out] || tensor_index_[out] < 0) continue;
+  et_exec_context context{name_.c_str(), 0, &scratch_};
+  for (size_t c = 0; c < chains_.size(); ++c)
+    for (size_t pc = 0; pc < chains_[c].size(); ++pc) {
+      Instruction& instr = chains_[c][pc];
+      if (instr.kind != Kind::Kernel || instr.args.empty() || !is_foldable_operator(instr.name)) continue;
+      const int32_t out = instr.arg_values.back();
+      TensorState* slot = tensor_state(out);
+      if (values_[out].value.tag != ET_VALUE_TENSOR || writes[out] != 1 || touched[out] || slot == nullptr) continue;
       bool constant_inputs = true, any_tensor = false;
-      for (const et_value* arg : instr.args) {
-        const size_t v = index_of(arg);
+      for (size_t i = 0; i < instr.args.size(); ++i) {
+        const et_value* arg = instr.args[i];
+        const int32_t v = instr.arg_values[i];
         if (v == out || arg->tag != ET_VALUE_TENSOR) continue;  // ints, lists and the out/return pair
         any_tensor = true;
         constant_inputs = constant_inputs && arg->tensor->is_const && writes[v] == 0 && !touched[v];
       }
-      TensorSlot& slot = tensors_[tensor_index_[out]];
-      if (!any_tensor || !constant_inputs || slot.tensor.dynamism != ET_SHAPE_STATIC) continue;
-      if (slot.bound_bytes > kMaxFoldedBytes - folded_bytes) continue;
+      if (!any_tensor || !constant_inputs || slot->tensor.dynamism != ET_SHAPE_STATIC) continue;
+      if (slot->bound_bytes > kMaxFoldedBytes - folded_bytes) continue;
 
-      AlignedBuffer result(slot.bound_bytes);
-      if (slot.bound_bytes > 0 && result.data() == nullptr) continue;
-      void* planned_data = slot.tensor.data;
-      slot.tensor.data = result.data();
-      for (int32_t list : instr.int_lists) materialise(list);
+      AlignedBuffer result(slot->bound_bytes);
+      if (slot->bound_bytes > 0 && result.data() == nullptr) continue;  // not folded: the run computes it
+      void* planned_data = slot->tensor.data;
+      slot->tensor.data = result.data();
       context.instruction = pc;
-      if (et_error* error = instr.kernel(instr.user_data, &context, instr.args.data(), instr.args.size())) {
-        delete error;  // not folded: the run will report it where it happens
-        slot.tensor.data = planned_data;
-        continue;
+      if (et_error* error = call(instr, &context)) {
+        slot->tensor.data = planned_data;
+        error = fail_at(c, pc, instr, error);
+        error->message = program_->origin() + ": computing on constants at load: " + error->message;
+        return error;
       }
-      slot.tensor.is_const = 1;
-      slot.planned = true;  // method-owned memory: never replaced by an input, never freed by the run
-      folded_bytes += slot.bound_bytes;
+      slot->tensor.is_const = 1;
+      slot->planned = true;  // method-owned memory: never replaced by an input, never freed by the run
+      folded_bytes += slot->bound_bytes;
       folded_.push_back(std::move(result));
       instr.kind = Kind::Folded;
       ++folded_count;
@@ -94,6 +96,7 @@ void Method::fold_constant_layout_ops() {
   if (folded_count > 0)
     log_message(LogLevel::Debug, "method '" + name_ + "': computed " + std::to_string(folded_count) +
                                      " instruction(s) on constants at load (" + std::to_string(folded_bytes) + " bytes)");
+  return nullptr;
 }
 
 }  // namespace etrt

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../error.h"
-#include "../host_api.h"
+#include "tensor_shape.h"
 
 namespace etrt {
 namespace {

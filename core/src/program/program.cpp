@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "../error.h"
+#include "etrt/plugin.hpp"
 
 namespace etrt {
 namespace {
@@ -23,31 +24,9 @@ bool elements_aligned(const flatbuffers::Vector<T>* vector) {
 
 }  // namespace
 
-size_t scalar_type_size(int32_t scalar_type) {
-  switch (scalar_type) {
-    case 0: case 1: case 11: return 1;  // uint8, int8, bool
-    case 2: case 5: case 15: return 2;  // int16, half, bfloat16
-    case 3: case 6: return 4;           // int32, float
-    case 4: case 7: return 8;           // int64, double
-    default: return 0;
-  }
-}
+size_t scalar_type_size(int32_t scalar_type) { return plugin::element_size(scalar_type); }
 
-const char* scalar_type_name(int32_t scalar_type) {
-  switch (scalar_type) {
-    case 0: return "uint8";
-    case 1: return "int8";
-    case 2: return "int16";
-    case 3: return "int32";
-    case 4: return "int64";
-    case 5: return "float16";
-    case 6: return "float32";
-    case 7: return "float64";
-    case 11: return "bool";
-    case 15: return "bfloat16";
-    default: return "unsupported";
-  }
-}
+const char* scalar_type_name(int32_t scalar_type) { return plugin::dtype_name(scalar_type); }
 
 bool Program::tensor_nbytes(const pte::Tensor& tensor, size_t* nbytes, std::string* error) {
   size_t element = scalar_type_size(static_cast<int32_t>(tensor.scalar_type()));
@@ -186,8 +165,14 @@ std::string Program::validate_plan(const pte::ExecutionPlan& plan) {
         if (t->storage_offset() != 0) return at_value(v) + ": non-zero storage offset is not supported";
         if (t->shape_dynamism() == pte::TensorShapeDynamism::DYNAMIC_UNBOUND)
           return at_value(v) + ": unbounded dynamic shapes are not supported";
-        if (t->extra_tensor_info() != nullptr && t->extra_tensor_info()->location() == pte::TensorDataLocation::EXTERNAL)
-          return at_value(v) + ": tensor data in an external .ptd file is not supported";
+        if (t->extra_tensor_info() != nullptr && t->extra_tensor_info()->location() == pte::TensorDataLocation::EXTERNAL) {
+          // Found by name in an attached .ptd when a method loads (external_tensor).
+          const flatbuffers::String* name = t->extra_tensor_info()->fully_qualified_name();
+          if (name == nullptr || name->size() == 0) return at_value(v) + ": external tensor without a name";
+          if (t->allocation_info() != nullptr)
+            return at_value(v) + ": external data for a memory-planned tensor is not supported";
+          break;
+        }
         if (const pte::AllocationDetails* alloc = t->allocation_info()) {
           uint32_t id = alloc->memory_id();
           if (id == 0 || id >= buffer_count)
@@ -382,7 +367,82 @@ et_error* ProgramNamedData::get(const char* key, const void** data, size_t* size
         *size = span.size;
         return nullptr;
       }
-  return make_error(ET_ERR_NOT_FOUND, program_->origin() + ": named data key '" + key + "' not found");
+  if (const DataFile::Entry* entry = program_->find_attached(key)) {
+    *data = entry->data;
+    *size = entry->size;
+    return nullptr;
+  }
+  // The key comes from a plugin's parse of a blob: show it, never pass its raw bytes on.
+  std::string shown;
+  for (const char* c = key; *c != '\0' && shown.size() < 256; ++c) {
+    const auto byte = static_cast<unsigned char>(*c);
+    static const char kHex[] = "0123456789abcdef";
+    if (byte >= 0x20 && byte < 0x7f) shown += static_cast<char>(byte);
+    else shown += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+  }
+  return make_error(ET_ERR_NOT_FOUND, program_->origin() + ": named data key '" + shown + "' not found" +
+                                         program_->attached_files_text());
+}
+
+std::string Program::attached_files_text() const {
+  std::lock_guard<std::mutex> lock(data_files_mutex_);
+  if (data_files_.empty()) return " (no data file attached)";
+  std::string text = " in the program or its data file";
+  text += data_files_.size() > 1 ? "s " : " ";
+  for (size_t i = 0; i < data_files_.size(); ++i) text += (i ? ", " : "") + data_files_[i]->origin();
+  return text;
+}
+
+et_error* Program::add_data_file(std::shared_ptr<const DataFile> file) {
+  std::lock_guard<std::mutex> lock(data_files_mutex_);
+  for (const auto& attached : data_files_)
+    if (attached->origin() == file->origin())
+      return make_error(ET_ERR_INVALID_ARGUMENT, file->origin() + ": already attached to " + origin_);
+  data_files_.push_back(std::move(file));
+  return nullptr;
+}
+
+const DataFile::Entry* Program::find_attached(std::string_view key) const {
+  std::lock_guard<std::mutex> lock(data_files_mutex_);
+  for (const auto& file : data_files_)
+    if (const DataFile::Entry* entry = file->find(key)) return entry;
+  return nullptr;
+}
+
+et_error* Program::external_tensor(const pte::Tensor& tensor, ByteSpan* out) const {
+  const flatbuffers::String* name = tensor.extra_tensor_info()->fully_qualified_name();  // checked at load
+  std::string key(name->c_str(), name->size());
+  const DataFile::Entry* entry = find_attached(key);
+  if (entry == nullptr)
+    return make_error(ET_ERR_NOT_FOUND, origin_ + ": external tensor '" + key + "' not found" + attached_files_text());
+  size_t nbytes = 0;
+  std::string error;
+  tensor_nbytes(tensor, &nbytes, &error);  // validated at load
+  const size_t rank = tensor.sizes() ? tensor.sizes()->size() : 0;
+  auto mismatch = [&](const std::string& what) {
+    return make_error(ET_ERR_INVALID_PROGRAM, origin_ + ": external tensor '" + key + "': " + what);
+  };
+  if (const ptd::TensorLayout* layout = entry->layout) {
+    if (static_cast<int32_t>(layout->scalar_type()) != static_cast<int32_t>(tensor.scalar_type()))
+      return mismatch(std::string("the data file has ") + scalar_type_name(static_cast<int32_t>(layout->scalar_type())) +
+                      ", the program expects " + scalar_type_name(static_cast<int32_t>(tensor.scalar_type())));
+    const size_t layout_rank = layout->sizes() ? layout->sizes()->size() : 0;
+    bool same = layout_rank == rank;
+    for (size_t i = 0; same && i < rank; ++i) {
+      auto index = static_cast<flatbuffers::uoffset_t>(i);
+      same = layout->sizes()->Get(index) == tensor.sizes()->Get(index) &&
+             layout->dim_order()->Get(index) == tensor.dim_order()->Get(index);
+    }
+    if (!same) return mismatch("shape or dim order in the data file differs from the program's");
+  }
+  if (entry->size < nbytes)
+    return mismatch("the data file holds " + std::to_string(entry->size) + " bytes, the tensor needs " +
+                    std::to_string(nbytes));
+  size_t element = scalar_type_size(static_cast<int32_t>(tensor.scalar_type()));
+  if (nbytes > 0 && reinterpret_cast<uintptr_t>(entry->data) % element != 0)
+    return mismatch("data is not aligned to its " + std::to_string(element) + "-byte elements");
+  *out = ByteSpan{entry->data, entry->size};
+  return nullptr;
 }
 
 }  // namespace etrt

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "data_file.h"
 #include "../named_data.h"
 #include "etrt/plugin_api.h"
 #include "program_generated.h"
@@ -52,6 +54,18 @@ class Program {
   ByteSpan delegate_blob(const pte::BackendDelegate& delegate) const;
   et_named_data* named_data() { return &named_data_; }
 
+  // Attaches weights kept outside the program (a .ptd). Methods loaded afterwards
+  // find their external tensors and delegates their named data there. A key
+  // already served by another attached file is refused.
+  et_error* add_data_file(std::shared_ptr<const DataFile> file);
+  // The bytes of a tensor whose data is external, checked against its declaration
+  // (size, element type, shape and dim order when the file records a layout).
+  et_error* external_tensor(const pte::Tensor& tensor, ByteSpan* out) const;
+  // Named data from attached files (the program's own named data comes first).
+  const DataFile::Entry* find_attached(std::string_view key) const;
+  // " in the program or its data file X" / " (no data file attached)", for not-found errors.
+  std::string attached_files_text() const;
+
   // Bytes of a tensor's full (upper-bound) shape; validated at load.
   static bool tensor_nbytes(const pte::Tensor& tensor, size_t* nbytes, std::string* error);
 
@@ -65,6 +79,8 @@ class Program {
   PteHeader header_;
   const pte::Program* root_ = nullptr;
   ProgramNamedData named_data_;
+  mutable std::mutex data_files_mutex_;
+  std::vector<std::shared_ptr<const DataFile>> data_files_;
 };
 
 // Element size of a program scalar type, 0 for types etrt does not handle.

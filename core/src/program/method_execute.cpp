@@ -1,0 +1,153 @@
+// Running a method: the instructions of each chain in order, with jumps.
+#include "../error.h"
+#include "method.h"
+
+namespace etrt {
+namespace {
+
+constexpr uint64_t kMaxInstructionsPerRun = 10'000'000;
+
+}  // namespace
+
+et_error* Method::fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause) {
+  std::string message = "method '" + name_ + "', instruction " + std::to_string(pc) +
+                        (chain > 0 ? " of chain " + std::to_string(chain) : std::string()) + " (" + instr.name +
+                        (instr.plugin.empty() ? std::string() : ", served by '" + instr.plugin + "'") + "): " +
+                        cause->message;
+  cause->message = std::move(message);
+  if (cause->plugin.empty() && instr.kind != Kind::Prim) cause->plugin = instr.plugin;
+  return cause;
+}
+
+// A tensor with bytes but no data (freed, or an unplanned value nothing set)
+// must not reach a kernel: plugins may assume data is there.
+et_error* Method::check_tensor_data(const Instruction& instr) const {
+  for (size_t i = 0; i < instr.args.size(); ++i) {
+    const et_value* arg = instr.args[i];
+    if (arg->tag == ET_VALUE_TENSOR && arg->tensor->data == nullptr && arg->tensor->nbytes > 0 &&
+        !(instr.kind == Kind::Prim && i + 1 == instr.args.size()))  // et_view's out gets its data from the op
+      return make_error(ET_ERR_INVALID_PROGRAM, "tensor argument " + std::to_string(i) +
+                                                    " has no data (freed, or an unplanned value nothing produced)");
+  }
+  return nullptr;
+}
+
+// Kernel, built-in or delegate call; scratch memory lives until it returns.
+et_error* Method::call(Instruction& instr, et_exec_context* context) {
+  if (instr.kind != Kind::Delegate)
+    for (int32_t list : instr.int_lists) materialise(list);
+  if (et_error* error = check_tensor_data(instr)) return error;
+  et_error* error = nullptr;
+  switch (instr.kind) {
+    case Kind::Prim:
+      error = instr.prim(instr.args.data(), instr.args.size());
+      break;
+    case Kind::Delegate: {
+      Delegate& d = delegates_[instr.delegate];
+      error = d.backend.execute(d.backend.user_data, d.handle, context, instr.args.data(), instr.args.size());
+      break;
+    }
+    default:
+      error = instr.kernel.fn(instr.kernel.user_data, context, instr.args.data(), instr.args.size());
+      break;
+  }
+  scratch_.reset();
+  return error;
+}
+
+et_error* Method::jump_condition(int32_t value, size_t pc, bool* truth) const {
+  const et_value& cond = values_[value].value;
+  if (cond.tag == ET_VALUE_BOOL) {
+    *truth = cond.as_int != 0;
+    return nullptr;
+  }
+  if (cond.tag != ET_VALUE_TENSOR || cond.tensor->dtype != ET_DTYPE_BOOL)
+    return make_error(ET_ERR_INVALID_PROGRAM, "method '" + name_ + "', instruction " + std::to_string(pc) +
+                                                  ": jump condition is neither a bool nor a bool tensor");
+  if (cond.tensor->data == nullptr && cond.tensor->nbytes > 0)
+    return make_error(ET_ERR_INVALID_PROGRAM, "method '" + name_ + "', instruction " + std::to_string(pc) +
+                                                  ": jump condition tensor has no data");
+  *truth = true;
+  const auto* data = static_cast<const uint8_t*>(cond.tensor->data);
+  for (size_t i = 0; i < cond.tensor->nbytes; ++i) *truth = *truth && data[i] != 0;
+  return nullptr;
+}
+
+template <bool kTraced>
+et_error* Method::run_chains(et_exec_context* context) {
+  uint64_t executed = 0;
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    std::vector<Instruction>& chain = chains_[c];
+    size_t pc = 0;
+    while (pc < chain.size()) {
+      if (++executed > kMaxInstructionsPerRun)
+        return make_error(ET_ERR_INVALID_PROGRAM, "method '" + name_ + "': more than 10,000,000 instructions in one run (runaway loop?)");
+      Instruction& instr = chain[pc];
+      context->instruction = pc;
+      switch (instr.kind) {
+        case Kind::Kernel:
+        case Kind::Prim:
+        case Kind::Delegate: {
+          et_error* error = nullptr;
+          if constexpr (kTraced)
+            error = call_traced(c, pc, instr, context);
+          else
+            error = call(instr, context);
+          if (error) return fail_at(c, pc, instr, error);
+          ++pc;
+          break;
+        }
+        case Kind::Move:
+          values_[instr.move.to].value = values_[instr.move.from].value;
+          ++pc;
+          break;
+        case Kind::JumpFalse: {
+          bool truth = false;
+          if (et_error* error = jump_condition(instr.jump.condition, pc, &truth)) return error;
+          pc = truth ? pc + 1 : instr.jump.destination;
+          break;
+        }
+        case Kind::Folded:
+          // Computed at load; a trace still lists it (zero length) so every operator instruction appears.
+          if constexpr (kTraced) call_traced(c, pc, instr, context);
+          ++pc;
+          break;
+        case Kind::Free: {
+          // Planned memory belongs to the plan: freeing releases only data the run attached.
+          Value& freed = values_[instr.freed];
+          if (freed.value.tag == ET_VALUE_TENSOR && freed.tensor != nullptr && !freed.tensor->planned)
+            freed.value.tensor->data = nullptr;
+          ++pc;
+          break;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+template et_error* Method::run_chains<true>(et_exec_context* context);  // tracing_execute.cpp
+
+et_error* Method::execute() {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (!input_set_[i])
+      return make_error(ET_ERR_INVALID_STATE,
+                        "method '" + name_ + "': input " + std::to_string(i) +
+                            (executions_ > 0 && input_memory_reused_[i]
+                                 ? " must be set again before each execute (the program reuses its memory during a run)"
+                                 : " was not set"));
+  et_error* error = nullptr;
+  if (trace_ != nullptr) [[unlikely]] {
+    error = execute_traced();
+  } else {
+    et_exec_context context{name_.c_str(), 0, &scratch_};
+    error = run_chains<false>(&context);
+  }
+  if (error != nullptr) return error;
+  ++executions_;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (input_memory_reused_[i]) input_set_[i] = false;
+  return nullptr;
+}
+
+}  // namespace etrt

@@ -1,0 +1,100 @@
+#include "tracing.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "../error.h"
+#include "exec_context.h"
+
+namespace etrt {
+namespace {
+
+void append_to_string(void* sink_context, const void* data, size_t size) {
+  static_cast<std::string*>(sink_context)->append(static_cast<const char*>(data), size);
+}
+
+// A small, stable index per pool thread for trace tracks (0 is the method's thread).
+uint32_t worker_track() {
+  static std::atomic<uint32_t> next{1};
+  thread_local uint32_t track = next.fetch_add(1, std::memory_order_relaxed);
+  return track;
+}
+
+struct ChunkContext {
+  TracedCall* call;
+  std::thread::id caller;
+  et_parallel_body body;
+  void* context;
+};
+
+void traced_chunk(void* context, size_t begin, size_t end) {
+  auto* chunk = static_cast<ChunkContext*>(context);
+  uint64_t start = trace_now_ns();
+  chunk->body(chunk->context, begin, end);
+  WorkerSpan span{start, trace_now_ns(), std::this_thread::get_id() == chunk->caller ? 0u : worker_track()};
+  std::lock_guard<std::mutex> lock(chunk->call->worker_mutex);
+  chunk->call->worker_spans.push_back(span);
+}
+
+}  // namespace
+
+uint64_t trace_clock_ns() { return trace_now_ns(); }
+
+TraceSession::~TraceSession() {
+  if (session_ != nullptr) tracer_.session_destroy(tracer_.user_data, session_);
+}
+
+et_error* TraceSession::result(const char* what, std::string* out) {
+  std::lock_guard<std::mutex> lock(run_mutex_);  // not while a run is recording
+  out->clear();
+  return tracer_.session_result(session_, what, append_to_string, out);
+}
+
+void TracedCall::deliver_worker_spans() {
+  // Called after the instruction's parallel_for returned: no worker writes any more.
+  et_trace_event worker = event;
+  worker.kind = ET_TRACE_WORKER;
+  for (const WorkerSpan& span : worker_spans) {
+    worker.thread = span.thread;
+    worker.timestamp_ns = span.start_ns;
+    session->begin(worker);
+    worker.timestamp_ns = span.end_ns;
+    session->end(worker);
+  }
+  worker_spans.clear();  // keeps its capacity for the next instruction
+}
+
+TracedCall*& current_traced_call() {
+  thread_local TracedCall* call = nullptr;
+  return call;
+}
+
+void traced_parallel_for(TracedCall& call, ParallelFn run, size_t (*pool_threads)(), size_t range, size_t grain,
+                         et_parallel_body body, void* context) {
+  // Work the pool runs inline as one chunk adds nothing to the instruction's own span.
+  if (range <= std::max<size_t>(grain, 1)) return run(range, grain, body, context);
+  if (call.pool_threads == 0) call.pool_threads = pool_threads();
+  if (call.pool_threads <= 1) return run(range, grain, body, context);
+  ChunkContext chunk{&call, std::this_thread::get_id(), body, context};
+  run(range, grain, traced_chunk, &chunk);
+}
+
+int32_t host_trace_span(et_exec_context* ctx, const char* name, int64_t delegate_debug_id, uint64_t start_ns,
+                        uint64_t end_ns) {
+  if (ctx == nullptr || ctx->traced == nullptr) return 0;
+  if (start_ns == 0 && end_ns == 0) return 1;  // the delegate asks whether to measure
+  TracedCall& call = *ctx->traced;
+  et_trace_event event = call.event;
+  event.kind = ET_TRACE_DELEGATE_EVENT;
+  event.name = name != nullptr ? name : "";
+  event.debug_handle = delegate_debug_id;
+  event.timestamp_ns = start_ns;
+  call.session->begin(event);
+  event.timestamp_ns = end_ns < start_ns ? start_ns : end_ns;
+  call.session->end(event);
+  return 1;
+}
+
+}  // namespace etrt

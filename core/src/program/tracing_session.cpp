@@ -1,0 +1,33 @@
+// Opening a tracer session: the one part of tracing that consults the
+// registry (apart so the program layer builds without it, as in
+// tests/program/method_resolver_test).
+#include "../error.h"
+#include "../registry.h"
+#include "tracing.h"
+
+namespace etrt {
+
+et_error* TraceSession::create(const std::string& tracer, const std::string& label, size_t debug_buffer_size,
+                               std::shared_ptr<TraceSession>* out) {
+  Provider provider;
+  if (et_error* error = Registry::instance().find(ET_ENTRY_TRACER, tracer, &provider)) return error;
+  const et_tracer_descriptor& d = provider.tracer;
+  if (d.session_create == nullptr || d.session_destroy == nullptr || d.session_begin == nullptr ||
+      d.session_end == nullptr || d.session_result == nullptr)
+    return make_error(ET_ERR_NOT_SUPPORTED, "tracer '" + tracer + "' (plugin '" + provider.plugin->name +
+                                                "') has no sessions (it needs ABI 1.3 session functions)");
+  std::shared_ptr<TraceSession> session(new TraceSession());
+  session->tracer_ = d;
+  session->debug_buffer_size_ = debug_buffer_size;
+  et_trace_session_args args{sizeof(et_trace_session_args), label.c_str(), debug_buffer_size};
+  if (et_error* error = d.session_create(d.user_data, &args, &session->session_)) {
+    if (error->plugin.empty()) error->plugin = provider.plugin->name;
+    return error;
+  }
+  if (session->session_ == nullptr)
+    return make_error(ET_ERR_INTERNAL, "tracer '" + tracer + "' created no session", provider.plugin->name);
+  *out = std::move(session);
+  return nullptr;
+}
+
+}  // namespace etrt

@@ -1,0 +1,466 @@
+// Typed kernels: a kernel is a C++ function of its schema's arguments,
+//
+//   et_error* add_out(Call call, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out);
+//
+// (the leading `Call` is optional: it names the operator and carries the call's
+// context), listed once as
+//
+//   ETRT_KERNEL("aten::add.out", add_out, "self, other, alpha, out")
+//
+// and registered from that list. The layer checks the argument count once
+// (the schema's arguments, then the returned value: the out tensor again, a
+// Tensor list of several outputs, or nothing for "-> ()"), unboxes each
+// et_value once into the parameter's type, words every argument error the same
+// way ("aten::add.out: argument 2 'alpha' must be a Scalar, got Tensor"), and
+// turns any C++ exception into an et_error before it reaches the C ABI.
+//
+// Per call it costs a few compares per argument: no allocation, no virtual
+// dispatch, strings only on error paths.
+//
+// Parameter type            schema type     accepts
+//   const Tensor& / Tensor&   Tensor          a tensor
+//   const Tensor* / Tensor*   Tensor?         a tensor or None (null)
+//   TensorList                Tensor[]        a tensor list without nulls
+//   OptionalTensorList        Tensor?[]       a tensor list, entries may be null
+//   int64_t                   int, SymInt     an int (or bool)
+//   double                    float           a double (or int, bool)
+//   bool                      bool            a bool (or int)
+//   Scalar                    Scalar          an int, double or bool
+//   IntArrayRef               int[], SymInt[] an int list
+//   DoubleArrayRef            float[]         a double list
+//   ScalarType                ScalarType      an int (dtype code)
+//   std::string_view          str             a string
+//   std::optional<T>          T?              None or what T accepts
+//
+// Room for per-instruction preparation (issue 16): a later KernelDef gains a
+// `prepare` hook called at method load with the same unboxed arguments, and
+// Call gains the state it produced; kernels that do not prepare are unchanged.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "etrt/kernel_types.hpp"
+#include "etrt/plugin.hpp"
+
+namespace etrt::plugin {
+
+// Returns the error of `expr`, if any, from the enclosing function.
+#define ETRT_TRY(expr)                                  \
+  do {                                                  \
+    if (et_error* etrt_try_error_ = (expr)) return etrt_try_error_; \
+  } while (0)
+
+// One entry of a plugin's operator list.
+struct KernelDef {
+  const char* name;       // "aten::add.out"
+  const char* signature;  // "self, other, alpha, out" [+ " -> ()" or " -> (a, b)"]
+  et_kernel_fn fn;        // the boxed entry point, calling the typed function
+  uint16_t params;        // schema arguments
+  uint16_t returns;       // 0: nothing follows them; 1: the out tensor again; n > 1: a Tensor list of n
+};
+
+// What a kernel may know about its call besides its arguments.
+struct Call {
+  const char* op;            // the operator name, for messages
+  et_exec_context* context;  // borrowed, may be null
+};
+
+namespace detail {
+
+// The host table the boundary creates errors with; one per plugin (hidden visibility).
+inline const et_host_api* kernel_host_api = nullptr;
+
+// ------------------------------------------------------------ signatures
+// constexpr, not consteval: they only run inside the consteval kernel(), and
+// clang 14 refuses a consteval call whose argument is a consteval function's parameter.
+
+constexpr size_t count_names(const char* begin, const char* end) {
+  size_t names = 0;
+  bool in_name = false;
+  for (const char* p = begin; p != end; ++p) {
+    bool name_char = *p != ',' && *p != ' ' && *p != '(' && *p != ')';
+    if (name_char && !in_name) ++names;
+    in_name = name_char;
+  }
+  return names;
+}
+constexpr const char* find_arrow(const char* s) {
+  for (const char* p = s; *p != '\0'; ++p)
+    if (p[0] == '-' && p[1] == '>') return p;
+  return nullptr;
+}
+constexpr const char* end_of(const char* s) {
+  while (*s != '\0') ++s;
+  return s;
+}
+
+// The index-th comma-separated name of a signature (error paths only).
+inline std::string_view name_at(const char* signature, size_t index) {
+  std::string_view s(signature);
+  s = s.substr(0, s.find("->"));
+  for (size_t i = 0;; ++i) {
+    size_t comma = s.find(',');
+    std::string_view name = s.substr(0, comma);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (i == index) return name;
+    if (comma == std::string_view::npos) return "?";
+    s.remove_prefix(comma + 1);
+  }
+}
+inline std::string_view returns_of(const char* signature) {
+  std::string_view s(signature);
+  size_t arrow = s.find("->");
+  if (arrow == std::string_view::npos) return {};
+  s.remove_prefix(arrow + 2);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return s;
+}
+
+// -------------------------------------------------------------- errors
+
+[[gnu::cold, gnu::noinline]] inline et_error* make_error(int32_t code, const std::string& message) {
+  return kernel_host_api->error_create(code, message.c_str());
+}
+
+[[gnu::cold, gnu::noinline]] inline et_error* count_error(const KernelDef& def, size_t nargs) {
+  size_t expected = def.params + (def.returns > 0 ? 1 : 0);
+  std::string names(def.signature, std::string_view(def.signature).find("->") == std::string_view::npos
+                                       ? std::string_view(def.signature).size()
+                                       : std::string_view(def.signature).find("->"));
+  while (!names.empty() && names.back() == ' ') names.pop_back();
+  std::string then = def.returns == 0   ? ""
+                     : def.returns == 1 ? ", then the returned out tensor"
+                                        : ", then the list of the returned outputs";
+  return make_error(ET_ERR_INVALID_ARGUMENT, std::string(def.name) + ": expected " + std::to_string(expected) +
+                                                 " arguments, got " + std::to_string(nargs) + " (" + names + then + ")");
+}
+
+[[gnu::cold, gnu::noinline]] inline et_error* null_error(const KernelDef& def, size_t index) {
+  std::string what = index < def.params ? "argument " + std::to_string(index) + " '" +
+                                              std::string(name_at(def.signature, index)) + "'"
+                                        : std::string("the returned value");
+  return make_error(ET_ERR_INVALID_ARGUMENT, std::string(def.name) + ": " + what + " is missing (null)");
+}
+
+[[gnu::cold, gnu::noinline]] inline et_error* argument_error(const KernelDef& def, size_t index,
+                                                             const std::string& expected, const et_value& value) {
+  std::string got = value_kind_name(value.tag);
+  if (value.tag == ET_VALUE_TENSOR_LIST && value.items == nullptr && value.count > 0) got += " without items";
+  if (value.tag == ET_VALUE_TENSOR_LIST && value.items != nullptr)
+    for (size_t i = 0; i < value.count; ++i)
+      if (static_cast<et_tensor* const*>(value.items)[i] == nullptr) {
+        got += " with None at " + std::to_string(i);
+        break;
+      }
+  return make_error(ET_ERR_INVALID_ARGUMENT, std::string(def.name) + ": argument " + std::to_string(index) + " '" +
+                                                 std::string(name_at(def.signature, index)) + "' must be " + expected +
+                                                 ", got " + got);
+}
+
+[[gnu::cold, gnu::noinline]] inline et_error* return_error(const KernelDef& def, const et_value& value) {
+  std::string got = value_kind_name(value.tag);
+  if (value.tag == ET_VALUE_TENSOR_LIST) got += " of " + std::to_string(value.count);
+  std::string expected = def.returns == 1 ? "the returned out tensor"
+                                          : "the list of the " + std::to_string(def.returns) + " returned outputs " +
+                                                std::string(returns_of(def.signature));
+  return make_error(ET_ERR_INVALID_ARGUMENT, std::string(def.name) + ": the last argument must be " + expected +
+                                                 ", got " + got);
+}
+
+// An exception stops at the boundary; no allocation on this path (it may be out of memory).
+[[gnu::cold, gnu::noinline]] inline et_error* exception_error(const KernelDef& def) {
+  char message[512];
+  int32_t code = ET_ERR_INTERNAL;
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    code = ET_ERR_OUT_OF_MEMORY;
+    std::snprintf(message, sizeof message, "%s: out of memory", def.name);
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof message, "%s: internal error: %s", def.name, e.what());
+  } catch (...) {
+    std::snprintf(message, sizeof message, "%s: internal error (unknown exception)", def.name);
+  }
+  return kernel_host_api->error_create(code, message);
+}
+
+// ------------------------------------------------------------ unboxing
+
+// Unbox<T>: `Stored` is what read() fills from an et_value (false: wrong kind),
+// get() turns it into the parameter, kExpected words the kind for messages.
+template <typename T>
+struct Unbox;
+
+template <>
+struct Unbox<et_tensor> {
+  using Stored = et_tensor*;
+  static constexpr const char* kExpected = "a Tensor";
+  static bool read(const et_value& v, Stored& s) {
+    s = v.tensor;
+    return v.tag == ET_VALUE_TENSOR && s != nullptr;
+  }
+  static et_tensor& get(Stored s) { return *s; }
+};
+
+template <>
+struct Unbox<et_tensor*> {
+  using Stored = et_tensor*;
+  static constexpr const char* kExpected = "a Tensor or None";
+  static bool read(const et_value& v, Stored& s) {
+    s = v.tensor;
+    if (v.tag == ET_VALUE_NULL) s = nullptr;
+    return v.tag == ET_VALUE_NULL || (v.tag == ET_VALUE_TENSOR && s != nullptr);
+  }
+  static et_tensor* get(Stored s) { return s; }
+};
+template <>
+struct Unbox<const et_tensor*> : Unbox<et_tensor*> {};
+
+template <>
+struct Unbox<TensorList> {
+  using Stored = TensorList;
+  static constexpr const char* kExpected = "a Tensor list";
+  static bool read(const et_value& v, Stored& s) {
+    if (v.tag != ET_VALUE_TENSOR_LIST || (v.items == nullptr && v.count > 0)) return false;
+    s.items = static_cast<et_tensor* const*>(v.items);
+    s.count = v.count;
+    for (size_t i = 0; i < s.count; ++i)
+      if (s.items[i] == nullptr) return false;
+    return true;
+  }
+  static TensorList get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<OptionalTensorList> {
+  using Stored = OptionalTensorList;
+  static constexpr const char* kExpected = "a Tensor list";
+  static bool read(const et_value& v, Stored& s) {
+    bool list = v.tag == ET_VALUE_OPTIONAL_TENSOR_LIST || v.tag == ET_VALUE_TENSOR_LIST;
+    if (!list || (v.items == nullptr && v.count > 0)) return false;
+    s.items = static_cast<et_tensor* const*>(v.items);
+    s.count = v.count;
+    return true;
+  }
+  static OptionalTensorList get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<int64_t> {
+  using Stored = int64_t;
+  static constexpr const char* kExpected = "an int";
+  static bool read(const et_value& v, Stored& s) {
+    s = v.as_int;
+    return v.tag == ET_VALUE_INT || v.tag == ET_VALUE_BOOL;
+  }
+  static int64_t get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<double> {
+  using Stored = double;
+  static constexpr const char* kExpected = "a float";
+  static bool read(const et_value& v, Stored& s) {
+    s = v.tag == ET_VALUE_DOUBLE ? v.as_double : static_cast<double>(v.as_int);
+    return v.tag == ET_VALUE_DOUBLE || v.tag == ET_VALUE_INT || v.tag == ET_VALUE_BOOL;
+  }
+  static double get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<bool> {
+  using Stored = bool;
+  static constexpr const char* kExpected = "a bool";
+  static bool read(const et_value& v, Stored& s) {
+    s = v.as_int != 0;
+    return v.tag == ET_VALUE_BOOL || v.tag == ET_VALUE_INT;
+  }
+  static bool get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<Scalar> {
+  using Stored = Scalar;
+  static constexpr const char* kExpected = "a Scalar (int, float or bool)";
+  static bool read(const et_value& v, Stored& s) {
+    switch (v.tag) {
+      case ET_VALUE_INT: s = Scalar::of_int(v.as_int); return true;
+      case ET_VALUE_DOUBLE: s = Scalar::of_double(v.as_double); return true;
+      case ET_VALUE_BOOL: s = Scalar::of_bool(v.as_int != 0); return true;
+      default: return false;
+    }
+  }
+  static Scalar get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<IntArrayRef> {
+  using Stored = IntArrayRef;
+  static constexpr const char* kExpected = "an int list";
+  static bool read(const et_value& v, Stored& s) {
+    s = {static_cast<const int64_t*>(v.items), v.count};
+    return v.tag == ET_VALUE_INT_LIST && (v.items != nullptr || v.count == 0);
+  }
+  static IntArrayRef get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<DoubleArrayRef> {
+  using Stored = DoubleArrayRef;
+  static constexpr const char* kExpected = "a float list";
+  static bool read(const et_value& v, Stored& s) {
+    s = {static_cast<const double*>(v.items), v.count};
+    return v.tag == ET_VALUE_DOUBLE_LIST && (v.items != nullptr || v.count == 0);
+  }
+  static DoubleArrayRef get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<ScalarType> {
+  using Stored = ScalarType;
+  static constexpr const char* kExpected = "a ScalarType (int)";
+  static bool read(const et_value& v, Stored& s) {
+    s = static_cast<ScalarType>(v.as_int);
+    return v.tag == ET_VALUE_INT;
+  }
+  static ScalarType get(Stored s) { return s; }
+};
+
+template <>
+struct Unbox<std::string_view> {
+  using Stored = std::string_view;
+  static constexpr const char* kExpected = "a string";
+  static bool read(const et_value& v, Stored& s) {
+    if (v.tag != ET_VALUE_STRING || (v.items == nullptr && v.count > 0)) return false;
+    s = std::string_view(static_cast<const char*>(v.items), v.count);
+    return true;
+  }
+  static std::string_view get(Stored s) { return s; }
+};
+
+template <typename T>
+struct Unbox<std::optional<T>> {
+  using Stored = std::optional<T>;
+  static constexpr const char* kExpected = Unbox<T>::kExpected;
+  static constexpr bool kOrNone = true;
+  static bool read(const et_value& v, Stored& s) {
+    if (v.tag == ET_VALUE_NULL) {
+      s.reset();
+      return true;
+    }
+    typename Unbox<T>::Stored inner{};
+    if (!Unbox<T>::read(v, inner)) return false;
+    s = Unbox<T>::get(inner);
+    return true;
+  }
+  static std::optional<T> get(const Stored& s) { return s; }
+};
+
+template <typename P>
+using UnboxOf = Unbox<std::remove_cvref_t<P>>;
+
+// "a Tensor", "an int or None": the wording of what a parameter accepts (error paths only).
+template <typename P>
+std::string expected_kind() {
+  if constexpr (requires { UnboxOf<P>::kOrNone; }) return std::string(UnboxOf<P>::kExpected) + " or None";
+  else return UnboxOf<P>::kExpected;
+}
+
+template <typename P>
+constexpr bool is_call = std::is_same_v<std::remove_cvref_t<P>, Call>;
+
+// The boxed entry point of typed function F.
+template <auto F>
+struct Boxed;
+
+template <typename... P, et_error* (*F)(P...)>
+struct Boxed<F> {
+  template <typename First, typename... Rest>
+  static constexpr bool first_is_call() { return is_call<First>; }
+  static constexpr bool kTakesCall = sizeof...(P) > 0 && first_is_call<P..., void>();
+  static constexpr size_t kParams = sizeof...(P) - (kTakesCall ? 1 : 0);
+
+  static et_error* call(void* user_data, et_exec_context* context, et_value* const* args, size_t nargs) noexcept {
+    const KernelDef& def = *static_cast<const KernelDef*>(user_data);
+    if (nargs != kParams + (def.returns > 0 ? 1 : 0) && !(def.returns == 0 && nargs == kParams + 1))
+      return count_error(def, nargs);
+    if (args == nullptr) return count_error(def, 0);
+    for (size_t i = 0; i < nargs; ++i)
+      if (args[i] == nullptr) return null_error(def, i);
+    if (def.returns > 0) {
+      const et_value& ret = *args[kParams];
+      bool ok = def.returns == 1 ? ret.tag == ET_VALUE_TENSOR
+                                 : ret.tag == ET_VALUE_TENSOR_LIST && ret.count == def.returns;
+      if (!ok) return return_error(def, ret);
+    }
+    try {
+      if constexpr (kTakesCall) {
+        return unbox_and_call<P...>(def, Call{def.name, context}, args, std::make_index_sequence<kParams>{});
+      } else {
+        return unbox_and_call_plain(def, args, std::make_index_sequence<kParams>{});
+      }
+    } catch (...) {
+      return exception_error(def);
+    }
+  }
+
+ private:
+  template <typename CallParam, typename... Q, size_t... I>
+  static et_error* unbox_and_call(const KernelDef& def, Call c, et_value* const* args, std::index_sequence<I...>) {
+    std::tuple<typename UnboxOf<Q>::Stored...> stored;
+    size_t bad = sizeof...(Q);
+    bool ok = ((UnboxOf<Q>::read(*args[I], std::get<I>(stored)) || (bad = I, false)) && ...);
+    if (!ok) return argument_error(def, bad, expected_at(bad, std::type_identity<Q>{}...), *args[bad]);
+    return F(c, UnboxOf<Q>::get(std::get<I>(stored))...);
+  }
+  template <size_t... I>
+  static et_error* unbox_and_call_plain(const KernelDef& def, et_value* const* args, std::index_sequence<I...>) {
+    std::tuple<typename UnboxOf<P>::Stored...> stored;
+    size_t bad = sizeof...(P);
+    bool ok = ((UnboxOf<P>::read(*args[I], std::get<I>(stored)) || (bad = I, false)) && ...);
+    if (!ok) return argument_error(def, bad, expected_at(bad, std::type_identity<P>{}...), *args[bad]);
+    return F(UnboxOf<P>::get(std::get<I>(stored))...);
+  }
+  template <typename... Q>
+  [[gnu::cold, gnu::noinline]] static std::string expected_at(size_t index, std::type_identity<Q>...) {
+    std::string texts[] = {expected_kind<Q>()..., ""};
+    return texts[index];
+  }
+};
+
+}  // namespace detail
+
+// A KernelDef for typed function F; `signature` names its schema arguments in
+// order (checked against F's parameters at compile time), optionally followed
+// by "-> ()" (returns nothing) or "-> (a, b, ...)" (returns several outputs).
+template <auto F>
+consteval KernelDef kernel(const char* name, const char* signature) {
+  const char* arrow = detail::find_arrow(signature);
+  const char* params_end = arrow != nullptr ? arrow : detail::end_of(signature);
+  size_t params = detail::count_names(signature, params_end);
+  size_t returns = arrow != nullptr ? detail::count_names(arrow + 2, detail::end_of(signature)) : 1;
+  if (params != detail::Boxed<F>::kParams)
+    throw "ETRT_KERNEL: the signature names a different number of arguments than the function takes";
+  return KernelDef{name, signature, &detail::Boxed<F>::call, static_cast<uint16_t>(params),
+                   static_cast<uint16_t>(returns)};
+}
+
+// Registers every kernel of `defs` (which must outlive the plugin: a static table).
+inline et_error* register_kernels(const Host& host, std::span<const KernelDef> defs) {
+  detail::kernel_host_api = host.api();
+  for (const KernelDef& def : defs)
+    if (et_error* error = host.register_kernel(def.name, def.fn, const_cast<KernelDef*>(&def))) return error;
+  return nullptr;
+}
+
+}  // namespace etrt::plugin

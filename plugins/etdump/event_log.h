@@ -1,0 +1,136 @@
+// What a tracing session recorded, in memory, before it is written as ETDump or
+// as a Chrome trace. Recording is cheap: names are interned once (a name the
+// host passes again at the same address is found by its address), events are
+// plain structs appended to vectors shared by all run blocks, so a run adds no
+// allocation once the vectors have grown; all formatting happens at write time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace etrt::etdump {
+
+// Index into EventLog's string table; 0 is "no string".
+using NameId = uint32_t;
+constexpr NameId kNoName = 0;
+
+// A timed span (ETDump ProfileEvent).
+struct ProfileRecord {
+  NameId name = kNoName;
+  int32_t chain = 0;
+  int32_t instruction = -1;
+  int32_t delegate_id_int = -1;
+  NameId delegate_id_str = kNoName;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t thread = 0;  // track in a Chrome trace; not part of ETDump
+  NameId plugin = kNoName;  // who served it (profile table, Chrome trace args); not part of ETDump
+  bool in_etdump = true;    // false: Chrome trace only (chunks of work on pool threads)
+};
+
+// A tensor's metadata; its bytes are in the debug buffer at `offset`.
+struct TensorRecord {
+  int8_t scalar_type = 0;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+// An instruction's value captured after it ran (ETDump DebugEvent).
+struct DebugRecord {
+  enum class Kind : uint8_t { Null, Int, Bool, Double, Tensor, TensorList };
+  uint64_t chain = 0;
+  int32_t instruction = -1;
+  int32_t delegate_id_int = -1;
+  NameId delegate_id_str = kNoName;
+  NameId name = kNoName;
+  Kind kind = Kind::Null;
+  bool is_output = false;
+  int64_t int_value = 0;
+  double double_value = 0;
+  bool bool_value = false;
+  std::vector<TensorRecord> tensors;  // one for Tensor, any number for TensorList
+};
+
+struct EventRecord {
+  bool is_profile = true;
+  uint32_t index = 0;  // into EventLog::profiles() or EventLog::debugs()
+};
+
+// One RunData: "Default" for loading a method, "Execute" for each run. Its
+// events are a contiguous range of EventLog::events().
+struct RunBlock {
+  NameId name = kNoName;
+  size_t first_event = 0, event_count = 0;
+};
+
+class EventLog {
+ public:
+  EventLog() { strings_.emplace_back(); }
+
+  NameId intern(std::string_view text);
+  // intern() for a C string the caller passes again and again at one address
+  // (the host's instruction names): a hit in a small table keyed by the
+  // address, confirmed by comparing the text (the address may have been reused).
+  NameId intern_stable(const char* text) {
+    if (text == nullptr || *text == '\0') return kNoName;
+    AddressSlot& slot = by_address_[slot_of(text)];
+    if (slot.address == text && std::strcmp(strings_[slot.id].c_str(), text) == 0) return slot.id;
+    slot = {text, intern(text)};
+    return slot.id;
+  }
+  const std::string& text(NameId id) const { return strings_[id]; }
+
+  // Starts a block; events go to the newest block (one is started on demand).
+  void begin_block(std::string_view name) { begin_block(intern(name)); }
+  void begin_block(NameId name) { blocks_.push_back({name, events_.size(), 0}); }
+  void add(const ProfileRecord& record) {
+    append({true, static_cast<uint32_t>(profiles_.size())});
+    profiles_.push_back(record);
+  }
+  void add(DebugRecord record) {
+    append({false, static_cast<uint32_t>(debugs_.size())});
+    debugs_.push_back(std::move(record));
+  }
+
+  const std::vector<RunBlock>& blocks() const { return blocks_; }
+  std::span<const EventRecord> events(const RunBlock& block) const {
+    return {events_.data() + block.first_event, block.event_count};
+  }
+  const ProfileRecord& profile(const EventRecord& event) const { return profiles_[event.index]; }
+  const DebugRecord& debug(const EventRecord& event) const { return debugs_[event.index]; }
+  size_t event_count() const { return events_.size(); }
+  void clear();
+
+ private:
+  struct AddressSlot {
+    const char* address = nullptr;
+    NameId id = kNoName;
+  };
+  static constexpr size_t kAddressSlots = 512;
+  static size_t slot_of(const char* text) {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(text) * 0x9E3779B97F4A7C15ull) >> 55) % kAddressSlots;
+  }
+
+  void append(EventRecord event) {
+    if (blocks_.empty()) [[unlikely]] begin_default_block();
+    events_.push_back(event);
+    ++blocks_.back().event_count;
+  }
+  [[gnu::noinline, gnu::cold]] void begin_default_block() { begin_block("Default"); }
+
+  std::deque<std::string> strings_;  // stable: ids index it, the map views it
+  std::unordered_map<std::string_view, NameId> ids_;
+  std::array<AddressSlot, kAddressSlots> by_address_{};
+  std::vector<RunBlock> blocks_;
+  std::vector<EventRecord> events_;
+  std::vector<ProfileRecord> profiles_;
+  std::vector<DebugRecord> debugs_;
+};
+
+}  // namespace etrt::etdump

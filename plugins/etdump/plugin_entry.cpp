@@ -1,0 +1,83 @@
+// Entry point of the etdump tracer plugin (libetrt_etdump.so.1): registers the
+// tracer "etdump", whose sessions record ETDump, debug buffers and traces.
+#include <new>
+#include <string>
+
+#include "etdump_session.h"
+#include "etrt/plugin_api.h"
+
+namespace etrt::etdump {
+namespace {
+
+const et_host_api* g_host = nullptr;
+
+// A process-wide listener is not what this tracer is for: begin/end do nothing.
+void ignore_event(void*, const et_trace_event*) {}
+
+et_error* session_create(void*, const et_trace_session_args* args, void** out_session) {
+  if (args == nullptr || out_session == nullptr ||
+      args->struct_size < offsetof(et_trace_session_args, debug_buffer_size) + sizeof(size_t))
+    return g_host->error_create(ET_ERR_INVALID_ARGUMENT, "etdump: session arguments are null or too small");
+  auto* session = new (std::nothrow) EtdumpSession(args->label ? args->label : "", args->debug_buffer_size);
+  if (session == nullptr) return g_host->error_create(ET_ERR_OUT_OF_MEMORY, "etdump: cannot allocate a session");
+  *out_session = session;
+  return nullptr;
+}
+
+void session_destroy(void*, void* session) { delete static_cast<EtdumpSession*>(session); }
+
+void session_begin(void* session, const et_trace_event* event) {
+  if (event != nullptr) static_cast<EtdumpSession*>(session)->begin(*event);
+}
+
+void session_end(void* session, const et_trace_event* event) {
+  if (event != nullptr) static_cast<EtdumpSession*>(session)->end(*event);
+}
+
+void session_value(void* session, const et_trace_event* event, const et_value* value, int32_t is_method_output) {
+  if (event != nullptr && value != nullptr)
+    static_cast<EtdumpSession*>(session)->value(*event, *value, is_method_output != 0);
+}
+
+et_error* session_result(void* session, const char* what, et_trace_sink sink, void* sink_context) {
+  if (what == nullptr || sink == nullptr)
+    return g_host->error_create(ET_ERR_INVALID_ARGUMENT, "etdump: result name or sink is null");
+  std::string out, error;
+  int32_t code = ET_OK;
+  try {
+    if (!static_cast<EtdumpSession*>(session)->result(what, &out, &code, &error))
+      return g_host->error_create(code, ("etdump: " + error).c_str());
+  } catch (const std::bad_alloc&) {
+    return g_host->error_create(ET_ERR_OUT_OF_MEMORY, "etdump: out of memory writing the result");
+  }
+  sink(sink_context, out.data(), out.size());
+  return nullptr;
+}
+
+et_error* init(const et_host_api* host, et_plugin_handle* self) {
+  g_host = host;
+  et_tracer_descriptor tracer{};
+  tracer.struct_size = sizeof tracer;
+  tracer.name = "etdump";
+  tracer.begin = ignore_event;
+  tracer.end = ignore_event;
+  tracer.session_create = session_create;
+  tracer.session_destroy = session_destroy;
+  tracer.session_begin = session_begin;
+  tracer.session_end = session_end;
+  tracer.session_value = session_value;
+  tracer.session_result = session_result;
+  return host->register_tracer(self, &tracer);
+}
+
+constexpr et_plugin_info kInfo = {
+    sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_MINOR, "etdump", "0.1.0",
+    "ETDump profiler: ExecuTorch's ETDump, debug buffers, Chrome traces", init,
+};
+
+}  // namespace
+}  // namespace etrt::etdump
+
+extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
+  return et_plugin_answer_offer(offer, answer, &etrt::etdump::kInfo);
+}

@@ -1,0 +1,28 @@
+# What building and testing etrt needs, listed once: sourced by install_deps.sh
+# (installs all of it) and ensure_deps.sh (installs it only when something is missing).
+
+# Debian 12 packages. clang + libclang-rt: the fuzzers (libFuzzer + sanitizers);
+# patchelf: the XNNPACK plugin's private libXNNPACK is re-linked against etrt's pthreadpool shim;
+# valgrind: the dispatch_budget test counts instructions with callgrind.
+ETRT_APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config binutils patchelf
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  flatbuffers-compiler libflatbuffers-dev
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev valgrind
+)
+
+# PyPI packages as "requirement:module" (the module is what ensure_deps.sh looks for).
+# Test tools, then what builds the Python package (scripts/build_wheel.sh: sdist and wheel with
+# --no-build-isolation, then auditwheel to check and tag the wheel manylinux).
+ETRT_PIP_PACKAGES=(
+  "pytest:pytest" "jsonschema:jsonschema" "numpy:numpy"
+  "scikit-build-core>=0.10:scikit_build_core" "pybind11>=2.12:pybind11"
+  "build>=1.0:build" "auditwheel>=6.1:auditwheel"
+)
+
+# The reference exporter, the parity tests and the benchmarks need PyTorch and ExecuTorch.
+# torch is installed first and pinned: an unpinned torch pulls a multi-GB CUDA build, and
+# executorch must find the pinned one already there.
+ETRT_TORCH_REQUIREMENT="torch==2.13.0"
+ETRT_EXECUTORCH_REQUIREMENT="executorch==1.5.1"

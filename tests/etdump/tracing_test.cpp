@@ -1,0 +1,217 @@
+// Tracing from a C++ host: the etdump tracer is loaded only when a method asks
+// for it, its results are valid ETDump, and tracing leaves outputs alone.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "etdump_generated.h"
+#include "etrt/etrt.hpp"
+#include "test_support.h"
+
+using ::testing::HasSubstr;
+using namespace etrt_test;
+
+namespace {
+
+const std::string kModels = ETRT_TRACING_MODELS;
+
+etrt::Program load(const std::string& name) { return etrt::Program::load(kModels + "/" + name + ".pte"); }
+
+// A deterministic float input of the method's declared shape.
+struct Input {
+  std::vector<float> data;
+  std::vector<int64_t> sizes, strides;
+  et_tensor tensor{};
+
+  Input(const etrt::Program& program, const std::string& method, float seed) {
+    et_value_info info = program.io_info(method, false, 0);
+    sizes.assign(info.sizes, info.sizes + info.rank);
+    strides.assign(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+    data.resize(info.nbytes / sizeof(float));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = seed + 0.01f * static_cast<float>(i % 97) - 0.3f;
+    tensor.struct_size = sizeof tensor;
+    tensor.dtype = ET_DTYPE_FLOAT32;
+    tensor.rank = static_cast<int32_t>(sizes.size());
+    tensor.sizes = sizes.data();
+    tensor.strides = strides.data();
+    tensor.data = data.data();
+    tensor.nbytes = tensor.capacity_bytes = data.size() * sizeof(float);
+  }
+};
+
+std::vector<float> run(etrt::Method& method, Input& input) {
+  method.set_input(0, input.tensor);
+  method.execute();
+  const et_tensor& out = *method.output(0).tensor;
+  const auto* f = static_cast<const float*>(out.data);
+  return std::vector<float>(f, f + out.nbytes / sizeof(float));
+}
+
+const etrt::etdump::ETDump* parse(const std::string& bytes) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_TRUE(etrt::etdump::VerifySizePrefixedETDumpBuffer(verifier)) << "not a valid size-prefixed ETDump";
+  EXPECT_TRUE(flatbuffers::BufferHasIdentifier(bytes.data(), "ED00", /*size_prefixed=*/true));
+  return etrt::etdump::GetSizePrefixedETDump(bytes.data());
+}
+
+// Operator profile events of one run block, by name.
+std::vector<std::string> profile_names(const etrt::etdump::RunData& run) {
+  std::vector<std::string> names;
+  for (const auto* event : *run.events())
+    if (event->profile_event() != nullptr) names.push_back(event->profile_event()->name()->str());
+  return names;
+}
+
+// Runs first, in a process where nothing traced yet.
+TEST(Tracing, AMethodRunWithoutTracingMapsNoTracer) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  Input input(program, "forward", 0.5f);
+  run(method, input);
+  EXPECT_FALSE(is_mapped("libetrt_etdump")) << "no tracer was asked for, yet its plugin is mapped";
+}
+
+TEST(Tracing, EtdumpListsEveryOperatorInstructionOfEachRun) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  etrt::TraceSession session("etdump", 1 << 20, "plain.pte");
+  method.set_trace_session(&session);
+  Input input(program, "forward", 0.5f);
+  run(method, input);
+  run(method, input);
+  EXPECT_TRUE(is_mapped("libetrt_etdump"));
+
+  std::string bytes = session.result("etdump");
+  const etrt::etdump::ETDump* dump = parse(bytes);
+  ASSERT_NE(dump->run_data(), nullptr);
+  ASSERT_EQ(dump->run_data()->size(), 2u);
+  std::vector<std::string> expected;
+  for (const std::string& op : program.operators("forward")) expected.push_back(op);
+  for (const auto* run : *dump->run_data()) {
+    EXPECT_EQ(run->name()->str(), "Execute");
+    std::vector<std::string> names = profile_names(*run);
+    ASSERT_FALSE(names.empty());
+    EXPECT_EQ(names.back(), "Method::execute");
+    // Every instruction of this program is a kernel call: one event each, in order.
+    et_method_info info = program.method_info("forward");
+    EXPECT_EQ(names.size(), info.num_instructions + 1);
+    for (size_t i = 0; i + 1 < names.size(); ++i)
+      EXPECT_THAT(expected, ::testing::Contains(names[i])) << "event " << i << " is not an operator of the method";
+  }
+  // Debug events: one output per instruction plus the method's output, bytes in the debug buffer.
+  std::string buffer = session.result("debug_buffer");
+  EXPECT_GT(buffer.size(), 0u);
+}
+
+TEST(Tracing, MethodOutputDebugEventHoldsWhatTheMethodReturned) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  etrt::TraceSession session("etdump", 1 << 20);
+  method.set_trace_session(&session);
+  Input input(program, "forward", 0.25f);
+  std::vector<float> out = run(method, input);
+  std::string bytes = session.result("etdump");
+  const etrt::etdump::ETDump* dump = parse(bytes);
+  std::string buffer = session.result("debug_buffer");
+  const etrt::etdump::DebugEvent* output = nullptr;
+  for (const auto* event : *dump->run_data()->Get(0)->events())
+    if (event->debug_event() && event->debug_event()->debug_entry()->output() &&
+        event->debug_event()->debug_entry()->output()->bool_val())
+      output = event->debug_event();
+  ASSERT_NE(output, nullptr) << "no debug event marked as the method's output";
+  const auto* tensor = output->debug_entry()->tensor();
+  ASSERT_NE(tensor, nullptr);
+  ASSERT_LE(static_cast<size_t>(tensor->offset()) + out.size() * sizeof(float), buffer.size());
+  EXPECT_EQ(std::memcmp(buffer.data() + tensor->offset(), out.data(), out.size() * sizeof(float)), 0);
+}
+
+TEST(Tracing, TracingOneMethodLeavesAnotherMethodsOutputsAlone) {
+  etrt::Program program = load("multi");
+  etrt::Method plain_encode = program.load_method("encode");
+  Input input(program, "encode", 0.75f);
+  std::vector<float> expected_encode = run(plain_encode, input);
+  etrt::Method forward = program.load_method("forward");
+  std::vector<float> expected_forward = run(forward, input);
+
+  etrt::TraceSession session("etdump", 1 << 20);
+  forward.set_trace_session(&session);
+  etrt::Method encode = program.load_method("encode");
+  EXPECT_EQ(run(forward, input), expected_forward) << "tracing changed the traced method's output";
+  EXPECT_EQ(run(encode, input), expected_encode) << "tracing forward changed encode's output";
+  EXPECT_EQ(parse(session.result("etdump"))->run_data()->size(), 1u) << "only forward's run is in the dump";
+}
+
+TEST(Tracing, TwoThreadsTracingWriteSeparateValidDumps) {
+  etrt::Program program = load("plain");
+  constexpr int kRuns[2] = {3, 5};
+  std::string dumps[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      etrt::Method method = program.load_method("forward");
+      etrt::TraceSession session("etdump", 1 << 20);
+      method.set_trace_session(&session);
+      Input input(program, "forward", static_cast<float>(t));
+      for (int i = 0; i < kRuns[t]; ++i) run(method, input);
+      dumps[t] = session.result("etdump");
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < 2; ++t) EXPECT_EQ(parse(dumps[t])->run_data()->size(), static_cast<size_t>(kRuns[t]));
+}
+
+TEST(Tracing, ATooSmallDebugBufferSaysHowMuchWasNeeded) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  etrt::TraceSession session("etdump", 16);
+  method.set_trace_session(&session);
+  Input input(program, "forward", 0.5f);
+  run(method, input);  // the run itself succeeds
+  try {
+    session.result("etdump");
+    FAIL() << "a 16-byte debug buffer cannot hold this run's outputs";
+  } catch (const etrt::Error& error) {
+    EXPECT_EQ(error.code(), ET_ERR_OUT_OF_MEMORY);
+    EXPECT_THAT(error.what(), HasSubstr("too small"));
+    EXPECT_THAT(error.what(), HasSubstr("needed"));
+  }
+}
+
+TEST(Tracing, UnknownTracerAndUnknownResultAreClearErrors) {
+  try {
+    etrt::TraceSession session("no_such_tracer");
+    FAIL() << "a tracer nobody provides";
+  } catch (const etrt::Error& error) {
+    EXPECT_EQ(error.code(), ET_ERR_NOT_FOUND);
+    EXPECT_THAT(error.what(), HasSubstr("no_such_tracer"));
+  }
+  etrt::TraceSession session("etdump");
+  try {
+    session.result("flamegraph");
+    FAIL() << "an unknown result";
+  } catch (const etrt::Error& error) {
+    EXPECT_EQ(error.code(), ET_ERR_NOT_FOUND);
+    EXPECT_THAT(error.what(), HasSubstr("flamegraph"));
+  }
+}
+
+TEST(Tracing, StoppingTracingStopsRecording) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  etrt::TraceSession session("etdump");
+  method.set_trace_session(&session);
+  Input input(program, "forward", 0.5f);
+  run(method, input);
+  method.set_trace_session(nullptr);
+  run(method, input);
+  EXPECT_EQ(parse(session.result("etdump"))->run_data()->size(), 1u);
+}
+
+}  // namespace

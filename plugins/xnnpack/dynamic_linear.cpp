@@ -1,12 +1,13 @@
 #include "dynamic_linear.h"
 
+#include "cpu_features.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -136,28 +137,11 @@ __attribute__((target("avx2"))) void range_avx2(const float* x, size_t count, fl
   for (; k < count; ++k) *lo = std::min(*lo, x[k]), *hi = std::max(*hi, x[k]);
 }
 
-// CPUID and XCR0 read directly: __builtin_cpu_supports would link libgcc's CPU-model constructor into the
-// plugin (a static initialiser; plugins have none, tests/python/test_binaries.py checks).
-bool detect_avx2_fma() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
-  if ((c & bit_FMA) == 0 || (c & bit_AVX) == 0 || (c & bit_OSXSAVE) == 0) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 6u) != 6u) return false;  // the OS saves the YMM registers
-  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
-  return (b & bit_AVX2) != 0;
-}
-
-bool has_avx2() {
-  static const bool yes = detect_avx2_fma();
-  return yes;
-}
 #endif
 
 int32_t dot_int16_int8(const int16_t* a, const int8_t* w, size_t count) {
 #if defined(__x86_64__)
-  if (has_avx2()) return dot_int16_int8_avx2(a, w, count);
+  if (cpu::has_avx2_fma()) return dot_int16_int8_avx2(a, w, count);
 #endif
   int32_t sum = 0;
   for (size_t k = 0; k < count; ++k) sum += int32_t{a[k]} * int32_t{w[k]};
@@ -166,7 +150,7 @@ int32_t dot_int16_int8(const int16_t* a, const int8_t* w, size_t count) {
 
 float grouped_dot(const int16_t* a, const int8_t* w, size_t groups, size_t group_size, const float* scales) {
 #if defined(__x86_64__)
-  if (has_avx2() && group_size % kLane == 0) return grouped_dot_avx2(a, w, groups, group_size, scales);
+  if (cpu::has_avx2_fma() && group_size % kLane == 0) return grouped_dot_avx2(a, w, groups, group_size, scales);
 #endif
   float total = 0.0f;
   for (size_t g = 0; g < groups; ++g) {
@@ -243,7 +227,7 @@ std::string prepare_one(const Graph& graph, const Node& n, DynamicWeights* out) 
 
 int32_t dot_int8(const int8_t* a, const int8_t* b, size_t count) {
 #if defined(__x86_64__)
-  if (has_avx2()) return dot_int8_avx2(a, b, count);
+  if (cpu::has_avx2_fma()) return dot_int8_avx2(a, b, count);
 #endif
   return dot_int8_scalar(a, b, count);
 }
@@ -251,7 +235,7 @@ int32_t dot_int8(const int8_t* a, const int8_t* b, size_t count) {
 RowQuantization quantize_row(const float* x, size_t count, int8_t* q) {
   float lo = 0.0f, hi = 0.0f;  // the range always holds 0, so 0 is exact
 #if defined(__x86_64__)
-  if (has_avx2()) {
+  if (cpu::has_avx2_fma()) {
     range_avx2(x, count, &lo, &hi);
   } else
 #endif
@@ -270,7 +254,7 @@ RowQuantization quantize_row(const float* x, size_t count, int8_t* q) {
   float inverse = 1.0f / p.scale;
   size_t k = 0;
 #if defined(__x86_64__)
-  if (has_avx2()) k = quantize_avx2(x, count, inverse, static_cast<float>(p.zero_point), q);
+  if (cpu::has_avx2_fma()) k = quantize_avx2(x, count, inverse, static_cast<float>(p.zero_point), q);
 #endif
   for (; k < count; ++k) {
     float v = std::nearbyint(x[k] * inverse + static_cast<float>(p.zero_point));
@@ -348,7 +332,7 @@ std::string run_dynamic_fully_connected(const PreparedWeights& prepared, const N
       float* out = output + r * out_ch;
       size_t o = begin;
 #if defined(__x86_64__)
-      if (groups > 1 && gs % kLane == 0 && has_avx2()) {  // four output channels at a time
+      if (groups > 1 && gs % kLane == 0 && cpu::has_avx2_fma()) {  // four output channels at a time
         for (; o + 4 <= end; o += 4) {
           float acc[4];
           grouped_dot4_avx2(a, w->weights.data() + o * stride, stride, groups, gs, w->scales.data() + o * groups, acc);

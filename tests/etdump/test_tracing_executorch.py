@@ -165,21 +165,10 @@ def test_inspector_numerical_comparison_works_on_etrt_debug_buffer(traced, model
 @pytest.mark.parametrize("model,method", CASES)
 def test_chrome_trace_is_valid_json_properly_nested_on_every_thread(traced, model, method):
     trace = json.loads(traced[(model, method)][2].read_text())
-    spans = defaultdict(list)
-    for event in trace["traceEvents"]:
-        if event["ph"] == "X":
-            spans[event["tid"]].append((float(event["ts"]), float(event["ts"]) + float(event["dur"]), event["name"]))
+    spans = check_chrome_nesting(trace)
     assert 0 in spans, "the method's thread has a track"
     names = {name for _, _, name in spans[0]}
     assert "Method::execute" in names
-    for tid, events in spans.items():
-        events.sort(key=lambda e: (e[0], -e[1]))
-        stack = []
-        for start, end, name in events:
-            while stack and stack[-1][1] <= start:
-                stack.pop()
-            assert not stack or end <= stack[-1][1] + 1e-3, f"thread {tid}: {name} overlaps {stack[-1][2]}"
-            stack.append((start, end, name))
     threads = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
     assert set(spans) <= threads, "every track is named"
 

@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 #include "vector_math.h"
 
 namespace etrt::kernels {
@@ -388,20 +389,67 @@ int32_t promoted(const et_tensor& a, const Scalar& b) {
   return rt.get();
 }
 
+// Prepared float32 tensor-tensor ops (prepared_plan.h): float32 operands and output, the output already of the
+// broadcast shape. Then promotion, conversion and every check of binary() are no-ops, and the call is the loop.
+constexpr bool has_float_plan(Op op) {
+  return !returns_bool(op) && !is_bitwise(op) && op != Op::Gate;
+}
+
+template <Op kOp>
+void plan_float_binary(LoopPlan& plan, const et_tensor& out, const et_tensor& a, const et_tensor& b) {
+  plan.clear();
+  if (!has_float_plan(kOp) || a.dtype != ET_DTYPE_FLOAT32 || b.dtype != ET_DTYPE_FLOAT32 ||
+      out.dtype != ET_DTYPE_FLOAT32 || static_cast<uint32_t>(a.rank) > ET_MAX_RANK ||
+      static_cast<uint32_t>(b.rank) > ET_MAX_RANK)
+    return;
+  int64_t shape[ET_MAX_RANK], rank = 0;
+  if (!broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank) || rank != out.rank ||
+      !std::equal(shape, shape + rank, out.sizes))
+    return;
+  const View vo = view_of(out), va = view_of(a), vb = view_of(b);
+  plan.set({&out, &a, &b}, make_loop(static_cast<int>(rank), shape, {&vo, &va, &vb}));
+}
+
 // Kernels (listed in operators.def).
 
 template <Op kOp>
+et_error* tensor_tensor_spec(Call call, const Tensor& self, const Tensor& other, Tensor& out, const BinarySpec& spec) {
+  if constexpr (has_float_plan(kOp)) {
+    if (LoopPlan* plan = plan_of(call))
+      if (const Loop* L = plan->bind({&out, &self, &other})) {
+        run_typed<kOp, float>(*L, spec);
+        return nullptr;
+      }
+  }
+  return generic_then_replan(
+      call,
+      [&] {
+        ETRT_TRY(check_data(call.op, self, "self"));
+        ETRT_TRY(check_data(call.op, other, "other"));
+        return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, spec);
+      },
+      [&](LoopPlan& plan) { plan_float_binary<kOp>(plan, out, self, other); });
+}
+
+template <Op kOp>
 et_error* tensor_tensor(Call call, const Tensor& self, const Tensor& other, Tensor& out) {
-  ETRT_TRY(check_data(call.op, self, "self"));
-  ETRT_TRY(check_data(call.op, other, "other"));
-  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{});
+  return tensor_tensor_spec<kOp>(call, self, other, out, BinarySpec{});
 }
 
 template <Op kOp>
 et_error* tensor_tensor_alpha(Call call, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out) {
-  ETRT_TRY(check_data(call.op, self, "self"));
-  ETRT_TRY(check_data(call.op, other, "other"));
-  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{alpha, true, 0});
+  return tensor_tensor_spec<kOp>(call, self, other, out, BinarySpec{alpha, true, 0});
+}
+
+template <Op kOp>
+et_error* prepare_tensor_tensor(Prepare& prepare, const Tensor& self, const Tensor& other, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_float_binary<kOp>(plan, out, self, other); });
+}
+
+template <Op kOp>
+et_error* prepare_tensor_tensor_alpha(Prepare& prepare, const Tensor& self, const Tensor& other, Scalar alpha,
+                                      Tensor& out) {
+  return prepare_tensor_tensor<kOp>(prepare, self, other, out);
 }
 
 template <Op kOp, bool kReverse = false>
@@ -577,6 +625,18 @@ void where_run(char* const* p, const int64_t* s, int64_t n) {
   }
 }
 
+void run_where(const Loop& L, size_t element_bytes) {
+  switch (element_bytes) {
+    case 1: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint8_t>(p, s, n); }); break;
+    case 2: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint16_t>(p, s, n); }); break;
+    case 4: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint32_t>(p, s, n); }); break;
+    default: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint64_t>(p, s, n); }); break;
+  }
+}
+
+et_error* where_generic(const char* op, const Tensor& condition, const Tensor& self, const Tensor& other,
+                        Tensor& out);
+
 // out = cond ? a : b, all broadcast; `common` the promoted dtype of a and b.
 et_error* where(const char* op, const View& cond, const View& a, const View& b, int32_t common, et_tensor& out,
                 const int64_t* shape, int64_t rank) {
@@ -595,20 +655,47 @@ et_error* where(const char* op, const View& cond, const View& a, const View& b, 
   if (!as_dtype(a, common, sa, &ca) || !as_dtype(b, common, sb, &cb)) return out_of_memory(op);
   OutputBuffer ob;
   if (!ob.init(out, common, false)) return out_of_memory(op);
-  Loop L = make_loop(static_cast<int>(rank), shape, {&ob.view(), &cond, &ca, &cb});
-  switch (element_size(common)) {
-    case 1: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint8_t>(p, s, n); }); break;
-    case 2: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint16_t>(p, s, n); }); break;
-    case 4: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint32_t>(p, s, n); }); break;
-    default: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint64_t>(p, s, n); }); break;
-  }
+  run_where(make_loop(static_cast<int>(rank), shape, {&ob.view(), &cond, &ca, &cb}), element_size(common));
   ob.finish();
   return nullptr;
 }
 
+// A prepared where (prepared_plan.h): a bool condition, self, other and out of one dtype, out already of the
+// broadcast shape; then where() converts and checks nothing, and the call is the loop.
+void plan_where(LoopPlan& plan, const et_tensor& out, const et_tensor& cond, const et_tensor& a, const et_tensor& b) {
+  plan.clear();
+  if (cond.dtype != ET_DTYPE_BOOL || a.dtype != b.dtype || a.dtype != out.dtype || !is_storage_supported(a.dtype))
+    return;
+  for (const et_tensor* t : {&cond, &a, &b})
+    if (static_cast<uint32_t>(t->rank) > ET_MAX_RANK) return;
+  int64_t ab[ET_MAX_RANK], shape[ET_MAX_RANK], rab = 0, rank = 0;
+  if (!broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, ab, &rab) ||
+      !broadcast_shapes(cond.sizes, cond.rank, ab, rab, shape, &rank) || rank != out.rank ||
+      !std::equal(shape, shape + rank, out.sizes))
+    return;
+  const View vo = view_of(out), vc = view_of(cond), va = view_of(a), vb = view_of(b);
+  plan.set({&out, &cond, &a, &b}, make_loop(static_cast<int>(rank), shape, {&vo, &vc, &va, &vb}));
+}
+
+et_error* prepare_where_out(Prepare& prepare, const Tensor& condition, const Tensor& self, const Tensor& other,
+                            Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_where(plan, out, condition, self, other); });
+}
+
 // where.self_out(condition, self, other, *, out)
 et_error* where_out(Call call, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
-  const char* op = call.op;
+  if (LoopPlan* plan = plan_of(call))
+    if (const Loop* L = plan->bind({&out, &condition, &self, &other})) {
+      run_where(*L, element_size(out.dtype));
+      return nullptr;
+    }
+  return generic_then_replan(
+      call, [&] { return where_generic(call.op, condition, self, other, out); },
+      [&](LoopPlan& plan) { plan_where(plan, out, condition, self, other); });
+}
+
+et_error* where_generic(const char* op, const Tensor& condition, const Tensor& self, const Tensor& other,
+                        Tensor& out) {
   const std::pair<const et_tensor*, const char*> operands[] = {{&condition, "condition"}, {&self, "self"}, {&other, "other"}};
   for (const auto& [t, name] : operands) {
     ETRT_TRY(check_data(op, *t, name));

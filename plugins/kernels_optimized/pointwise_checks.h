@@ -16,6 +16,8 @@ using etrt::plugin::element_size;
 using etrt::plugin::dim_order_string;
 using etrt::plugin::shape_string;
 using etrt::plugin::Call;
+using etrt::plugin::Prepare;
+using etrt::plugin::prepared;
 using etrt::plugin::DoubleArrayRef;
 using etrt::plugin::IntArrayRef;
 using etrt::plugin::KernelDef;

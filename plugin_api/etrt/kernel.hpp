@@ -414,6 +414,16 @@ std::string expected_kind() {
 template <typename P>
 constexpr bool is_call = std::is_same_v<std::remove_cvref_t<P>, Call> || std::is_same_v<std::remove_cvref_t<P>, Prepare>;
 
+// The returned value's kind (a Move in a program with control flow may change a value's kind between calls).
+inline et_error* check_returned(const KernelDef& def, size_t params, et_value* const* args) {
+  if (def.returns > 0) {
+    const et_value& ret = *args[params];
+    bool ok = def.returns == 1 ? ret.tag == ET_VALUE_TENSOR : ret.tag == ET_VALUE_TENSOR_LIST && ret.count == def.returns;
+    if (!ok) return return_error(def, ret);
+  }
+  return nullptr;
+}
+
 // The argument count, nulls and the returned value, checked once per call (and per prepare).
 inline et_error* check_arguments(const KernelDef& def, size_t params, et_value* const* args, size_t nargs) {
   if (nargs != params + (def.returns > 0 ? 1 : 0) && !(def.returns == 0 && nargs == params + 1))
@@ -421,12 +431,7 @@ inline et_error* check_arguments(const KernelDef& def, size_t params, et_value* 
   if (args == nullptr) return count_error(def, 0);
   for (size_t i = 0; i < nargs; ++i)
     if (args[i] == nullptr) return null_error(def, i);
-  if (def.returns > 0) {
-    const et_value& ret = *args[params];
-    bool ok = def.returns == 1 ? ret.tag == ET_VALUE_TENSOR : ret.tag == ET_VALUE_TENSOR_LIST && ret.count == def.returns;
-    if (!ok) return return_error(def, ret);
-  }
-  return nullptr;
+  return check_returned(def, params, args);
 }
 
 // A kernel with its prepare function (prepared<F, P>), by the value's type; defined below.
@@ -446,12 +451,15 @@ struct Boxed<F> {
   static constexpr size_t kParams = sizeof...(P) - (kTakesCall ? 1 : 0);
 
   static et_error* call(void* user_data, et_exec_context* context, et_value* const* args, size_t nargs) noexcept {
-    return call_with(user_data, nullptr, context, args, nargs);
+    return call_with<true>(user_data, nullptr, context, args, nargs);
   }
+  // kCheckCount false: the count and nulls were checked already (run_prepared gets the arguments prepare checked).
+  template <bool kCheckCount>
   static et_error* call_with(void* user_data, PreparedState* state, et_exec_context* context, et_value* const* args,
                              size_t nargs) noexcept {
     const KernelDef& def = *static_cast<const KernelDef*>(user_data);
-    ETRT_TRY(check_arguments(def, kParams, args, nargs));
+    if constexpr (kCheckCount) ETRT_TRY(check_arguments(def, kParams, args, nargs));
+    else ETRT_TRY(check_returned(def, kParams, args));
     try {
       if constexpr (kTakesCall) {
         Call c{def.name, context, state};
@@ -523,7 +531,8 @@ struct BoxedPrepared<Prepared<F, P>> : Boxed<F> {
   }
   static et_error* run_prepared(void* user_data, void* state, et_exec_context* context, et_value* const* args,
                                 size_t nargs) noexcept {
-    return Boxed<F>::call_with(user_data, static_cast<PreparedState*>(state), context, args, nargs);
+    // The host passes the very arguments (array and count) prepare checked.
+    return Boxed<F>::template call_with<false>(user_data, static_cast<PreparedState*>(state), context, args, nargs);
   }
   static void release(void*, void* state) noexcept { delete static_cast<PreparedState*>(state); }
 };

@@ -216,7 +216,7 @@ typedef et_error* (*et_kernel_fn)(void* user_data, et_exec_context* ctx,
 #if ET_ABI_TARGET_MINOR >= 4
 /* 1.4: prepared kernels. A method calls prepare once per instruction of the
  * kernel when it loads (after memory planning and constant folding), with the
- * instruction's arguments: the very et_value pointers every later call of that
+ * instruction's arguments: the very array, count and et_value pointers every later call of that
  * instruction receives, tensors at the program's shapes (the upper bound of a
  * dynamic shape), data possibly not set yet. *out_state = NULL declines: the
  * host then calls fn for that instruction. Otherwise the state is the

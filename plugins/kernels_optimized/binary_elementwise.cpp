@@ -395,19 +395,21 @@ constexpr bool has_float_plan(Op op) {
   return !returns_bool(op) && !is_bitwise(op) && op != Op::Gate;
 }
 
+// False when the dtypes rule the fast path out for good (prepared_plan.h).
 template <Op kOp>
-void plan_float_binary(LoopPlan& plan, const et_tensor& out, const et_tensor& a, const et_tensor& b) {
+bool plan_float_binary(LoopPlan& plan, const et_tensor& out, const et_tensor& a, const et_tensor& b) {
   plan.clear();
   if (!has_float_plan(kOp) || a.dtype != ET_DTYPE_FLOAT32 || b.dtype != ET_DTYPE_FLOAT32 ||
-      out.dtype != ET_DTYPE_FLOAT32 || static_cast<uint32_t>(a.rank) > ET_MAX_RANK ||
-      static_cast<uint32_t>(b.rank) > ET_MAX_RANK)
-    return;
+      out.dtype != ET_DTYPE_FLOAT32)
+    return false;
   int64_t shape[ET_MAX_RANK], rank = 0;
-  if (!broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank) || rank != out.rank ||
+  if (static_cast<uint32_t>(a.rank) > ET_MAX_RANK || static_cast<uint32_t>(b.rank) > ET_MAX_RANK ||
+      !broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank) || rank != out.rank ||
       !std::equal(shape, shape + rank, out.sizes))
-    return;
+    return true;
   const View vo = view_of(out), va = view_of(a), vb = view_of(b);
   plan.set({&out, &a, &b}, make_loop(static_cast<int>(rank), shape, {&vo, &va, &vb}));
+  return true;
 }
 
 // Kernels (listed in operators.def).
@@ -428,7 +430,7 @@ et_error* tensor_tensor_spec(Call call, const Tensor& self, const Tensor& other,
         ETRT_TRY(check_data(call.op, other, "other"));
         return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, spec);
       },
-      [&](LoopPlan& plan) { plan_float_binary<kOp>(plan, out, self, other); });
+      [&](LoopPlan& plan) { return plan_float_binary<kOp>(plan, out, self, other); });
 }
 
 template <Op kOp>
@@ -443,7 +445,7 @@ et_error* tensor_tensor_alpha(Call call, const Tensor& self, const Tensor& other
 
 template <Op kOp>
 et_error* prepare_tensor_tensor(Prepare& prepare, const Tensor& self, const Tensor& other, Tensor& out) {
-  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_float_binary<kOp>(plan, out, self, other); });
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_binary<kOp>(plan, out, self, other); });
 }
 
 template <Op kOp>
@@ -662,24 +664,25 @@ et_error* where(const char* op, const View& cond, const View& a, const View& b, 
 
 // A prepared where (prepared_plan.h): a bool condition, self, other and out of one dtype, out already of the
 // broadcast shape; then where() converts and checks nothing, and the call is the loop.
-void plan_where(LoopPlan& plan, const et_tensor& out, const et_tensor& cond, const et_tensor& a, const et_tensor& b) {
+bool plan_where(LoopPlan& plan, const et_tensor& out, const et_tensor& cond, const et_tensor& a, const et_tensor& b) {
   plan.clear();
   if (cond.dtype != ET_DTYPE_BOOL || a.dtype != b.dtype || a.dtype != out.dtype || !is_storage_supported(a.dtype))
-    return;
+    return false;
   for (const et_tensor* t : {&cond, &a, &b})
-    if (static_cast<uint32_t>(t->rank) > ET_MAX_RANK) return;
+    if (static_cast<uint32_t>(t->rank) > ET_MAX_RANK) return true;
   int64_t ab[ET_MAX_RANK], shape[ET_MAX_RANK], rab = 0, rank = 0;
   if (!broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, ab, &rab) ||
       !broadcast_shapes(cond.sizes, cond.rank, ab, rab, shape, &rank) || rank != out.rank ||
       !std::equal(shape, shape + rank, out.sizes))
-    return;
+    return true;
   const View vo = view_of(out), vc = view_of(cond), va = view_of(a), vb = view_of(b);
   plan.set({&out, &cond, &a, &b}, make_loop(static_cast<int>(rank), shape, {&vo, &vc, &va, &vb}));
+  return true;
 }
 
 et_error* prepare_where_out(Prepare& prepare, const Tensor& condition, const Tensor& self, const Tensor& other,
                             Tensor& out) {
-  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_where(plan, out, condition, self, other); });
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_where(plan, out, condition, self, other); });
 }
 
 // where.self_out(condition, self, other, *, out)
@@ -691,7 +694,7 @@ et_error* where_out(Call call, const Tensor& condition, const Tensor& self, cons
     }
   return generic_then_replan(
       call, [&] { return where_generic(call.op, condition, self, other, out); },
-      [&](LoopPlan& plan) { plan_where(plan, out, condition, self, other); });
+      [&](LoopPlan& plan) { return plan_where(plan, out, condition, self, other); });
 }
 
 et_error* where_generic(const char* op, const Tensor& condition, const Tensor& self, const Tensor& other,

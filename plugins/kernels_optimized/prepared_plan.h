@@ -85,12 +85,13 @@ class LoopPlan final : public PreparedState {
 // The instruction's plan when the kernel was prepared (null otherwise).
 inline LoopPlan* plan_of(const etrt::plugin::Call& call) { return static_cast<LoopPlan*>(call.state); }
 
-// Makes a plan with `planner(plan)` at prepare time; declines (no state) when the planner finds no fast path.
+// Makes a plan with `planner(plan)` at prepare time. The planner returns false when the operands' dtypes rule the
+// fast path out for good: the kernel declines (no state). It may return true without a valid plan (shapes that
+// do not fit yet: symbolic sizes not computed at load); the first call then plans.
 template <typename Planner>
 et_error* prepare_plan(etrt::plugin::Prepare& prepare, Planner&& planner) {
   auto plan = std::make_unique<LoopPlan>();
-  planner(*plan);
-  if (plan->valid()) prepare.state = std::move(plan);
+  if (planner(*plan)) prepare.state = std::move(plan);
   return nullptr;
 }
 

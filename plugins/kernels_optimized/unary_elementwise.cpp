@@ -115,18 +115,20 @@ et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd,
 
 // A prepared unary op (prepared_plan.h): float32 in and out of one shape; then unary() converts and checks
 // nothing, and the call is the loop.
-void plan_float_unary(LoopPlan& plan, const et_tensor& out, const et_tensor& in) {
+bool plan_float_unary(LoopPlan& plan, const et_tensor& out, const et_tensor& in) {
   plan.clear();
-  if (in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32 || in.rank != out.rank ||
-      static_cast<uint32_t>(in.rank) > ET_MAX_RANK || !std::equal(in.sizes, in.sizes + in.rank, out.sizes))
-    return;
+  if (in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32) return false;
+  if (in.rank != out.rank || static_cast<uint32_t>(in.rank) > ET_MAX_RANK ||
+      !std::equal(in.sizes, in.sizes + in.rank, out.sizes))
+    return true;
   const View vo = view_of(out), vi = view_of(in);
   plan.set({&out, &in}, make_loop(in.rank, in.sizes, {&vo, &vi}));
+  return true;
 }
 
 // The prepare function of the kernels below (float_op, activation, same_dtype_op).
 et_error* prepare_float_unary(Prepare& prepare, const Tensor& self, Tensor& out) {
-  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_float_unary(plan, out, self); });
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_unary(plan, out, self); });
 }
 
 // unary() with a prepared plan: the float32 loop when the plan holds (computation and result dtype float32),
@@ -142,7 +144,7 @@ et_error* unary_prepared(const Call& call, const et_tensor& in, et_tensor& out, 
       }
   return generic_then_replan(
       call, [&] { return unary<kKinds>(call.op, in, out, cd, rd, make); },
-      [&](LoopPlan& plan) { plan_float_unary(plan, out, in); });
+      [&](LoopPlan& plan) { return plan_float_unary(plan, out, in); });
 }
 
 // Float functions promote integral inputs to float32.

@@ -106,11 +106,11 @@ et_error* permute(const char* op, const et_tensor& self, const int64_t* dims, si
 
 // Prepared copies (prepared_plan.h): `src`, a view of self of out's shape, copied into out of self's dtype (not
 // bool: a copy normalises bools), out already of that shape. The plan depends on the operator's int list too.
+bool copy_plannable(const et_tensor& out, const et_tensor& self) {
+  return self.dtype == out.dtype && self.dtype != ET_DTYPE_BOOL && is_storage_supported(self.dtype);
+}
 void plan_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, const View& src, IntArrayRef list) {
-  plan.clear();
-  if (self.dtype != out.dtype || self.dtype == ET_DTYPE_BOOL || !is_storage_supported(self.dtype) ||
-      src.rank != out.rank || !std::equal(src.sizes, src.sizes + src.rank, out.sizes))
-    return;
+  if (src.rank != out.rank || !std::equal(src.sizes, src.sizes + src.rank, out.sizes)) return;
   const View vo = view_of(out);
   plan.set({&out, &self}, make_loop(out.rank, out.sizes, {&vo, &src}), list);
 }
@@ -122,7 +122,7 @@ bool run_copy_plan(const Loop& L, const et_tensor& out, const et_tensor& self) {
   const char* i = static_cast<const char*>(self.data);
   if (o != i && o < i + self.nbytes && i < o + out.nbytes) return false;
   const int64_t es = static_cast<int64_t>(element_size(out.dtype));
-  if (L.rank == 1 && L.strides[0][0] == es && L.strides[1][0] == es) {  // both contiguous: the bytes as they are
+  if (L.rank == 1 && (L.numel == 1 || (L.strides[0][0] == es && L.strides[1][0] == es))) {  // the bytes as they are
     move_bytes(L.data[0], L.data[1], static_cast<size_t>(L.numel * es));
     return true;
   }
@@ -140,16 +140,19 @@ et_error* copy_prepared(const Call& call, const et_tensor& self, IntArrayRef lis
   return generic_then_replan(call, generic, planner);
 }
 
-void plan_view_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef size) {
+// The planners return false when the dtypes rule the fast path out for good (prepared_plan.h).
+bool plan_view_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef size) {
   plan.clear();
+  if (!copy_plannable(out, self)) return false;
   int64_t shape[ET_MAX_RANK];
-  if (!etrt::plugin::is_contiguous(self) || size.count > ET_MAX_RANK) return;
+  if (!etrt::plugin::is_contiguous(self) || size.count > ET_MAX_RANK) return true;
   et_error* error = infer_shape("", size, static_cast<int64_t>(etrt::plugin::numel(self)), shape);
-  if (error != nullptr) {
+  if (error != nullptr) {  // symbolic sizes not computed yet at load, or a bad size the generic path reports
     host.api()->error_destroy(error);
-    return;
+    return true;
   }
   plan_copy(plan, out, self, contiguous_view(self.dtype, static_cast<int32_t>(size.count), shape, self.data), size);
+  return true;
 }
 
 // The permuted view of self, or false for dims the generic path refuses.
@@ -167,11 +170,13 @@ bool permuted_view(const et_tensor& self, IntArrayRef dims, View* v) {
   return true;
 }
 
-void plan_permute_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef dims) {
+bool plan_permute_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef dims) {
   plan.clear();
+  if (!copy_plannable(out, self)) return false;
   View v;
   if (static_cast<uint32_t>(self.rank) <= ET_MAX_RANK && permuted_view(self, dims, &v))
     plan_copy(plan, out, self, v, dims);
+  return true;
 }
 
 }  // namespace
@@ -185,11 +190,11 @@ et_error* view_copy_out(Call call, const Tensor& self, IntArrayRef size, Tensor&
         ETRT_TRY(infer_shape(call.op, size, static_cast<int64_t>(etrt::plugin::numel(self)), shape));
         return reshape_copy(call.op, self, out, shape, static_cast<int64_t>(size.count));
       },
-      [&](LoopPlan& plan) { plan_view_copy(plan, out, self, size); });
+      [&](LoopPlan& plan) { return plan_view_copy(plan, out, self, size); });
 }
 
 et_error* prepare_view_copy_out(Prepare& prepare, const Tensor& self, IntArrayRef size, Tensor& out) {
-  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_view_copy(plan, out, self, size); });
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_view_copy(plan, out, self, size); });
 }
 
 // unsqueeze_copy.out(self, int dim, *, out)
@@ -246,11 +251,11 @@ et_error* squeeze_copy_out(Call call, const Tensor& self, Tensor& out) {
 et_error* permute_copy_out(Call call, const Tensor& self, IntArrayRef dims, Tensor& out) {
   return copy_prepared(
       call, self, dims, out, [&] { return permute(call.op, self, dims.items, dims.count, out); },
-      [&](LoopPlan& plan) { plan_permute_copy(plan, out, self, dims); });
+      [&](LoopPlan& plan) { return plan_permute_copy(plan, out, self, dims); });
 }
 
 et_error* prepare_permute_copy_out(Prepare& prepare, const Tensor& self, IntArrayRef dims, Tensor& out) {
-  return prepare_plan(prepare, [&](LoopPlan& plan) { plan_permute_copy(plan, out, self, dims); });
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_permute_copy(plan, out, self, dims); });
 }
 
 // transpose_copy.int_out(self, int dim0, int dim1, *, out)

@@ -111,6 +111,20 @@ struct ResultType {
   int32_t get() const { return combine(dim, combine(zero, wrapped)); }
 };
 
+// The promoted dtype of two operands (PyTorch's result_type).
+inline int32_t promoted(const et_tensor& a, const et_tensor& b) {
+  ResultType rt;
+  rt.add(a);
+  rt.add(b);
+  return rt.get();
+}
+inline int32_t promoted(const et_tensor& a, const Scalar& b) {
+  ResultType rt;
+  rt.add(a);
+  rt.add(b);
+  return rt.get();
+}
+
 // Dtype checks.
 [[gnu::cold, gnu::noinline]] inline et_error* storage_error(const char* op, const et_tensor& t, const char* name) {
   return unsupported(op, std::string(name) + " dtype " + dtype_name(t.dtype) +

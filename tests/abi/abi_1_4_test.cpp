@@ -62,13 +62,7 @@ TEST(Abi14, APluginBuiltForOneThreeServesAProgram) {
   std::vector<int64_t> sizes = {3, 7};
   std::vector<float> input(21);
   for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i) - 10.5f;
-  et_tensor tensor{};
-  tensor.struct_size = sizeof tensor;
-  tensor.dtype = ET_DTYPE_FLOAT32;
-  tensor.rank = 2;
-  tensor.sizes = sizes.data();
-  tensor.data = input.data();
-  tensor.nbytes = tensor.capacity_bytes = input.size() * sizeof(float);
+  et_tensor tensor = float32_tensor(sizes, input);
   int64_t before = abi13_relu_calls();
   for (int run = 0; run < 3; ++run) {
     method.set_input(0, tensor);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "test_support.h"
 
 namespace {
 
@@ -19,16 +20,8 @@ struct Input {
   et_tensor tx{}, ty{};
   explicit Input(int64_t n) : sizes{n, n}, x(static_cast<size_t>(n * n)), y(x.size(), 0.01f) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i) + 0.3f);  // both signs
-    bind(tx, x);
-    bind(ty, y);
-  }
-  void bind(et_tensor& t, std::vector<float>& data) {
-    t.struct_size = sizeof t;
-    t.dtype = ET_DTYPE_FLOAT32;
-    t.rank = 2;
-    t.sizes = sizes.data();
-    t.data = data.data();
-    t.nbytes = t.capacity_bytes = data.size() * sizeof(float);
+    tx = etrt_test::float32_tensor(sizes, x);
+    ty = etrt_test::float32_tensor(sizes, y);
   }
 };
 

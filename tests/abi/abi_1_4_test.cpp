@@ -43,6 +43,16 @@ TEST(Abi14, KernelsOptimizedPreparesItsHotKernels) {
   }
 }
 
+TEST(Abi14, AKernelWithPrepareButNoRunPreparedIsRefused) {
+  try {
+    etrt::Runtime::get().load_plugin(ETRT_TEST_BAD_PREPARE_PLUGIN);
+    FAIL() << "a descriptor with prepare alone must be refused";
+  } catch (const etrt::Error& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr(
+                                  "kernel descriptor 'test_abi14::prepare_only' has prepare but not run_prepared and release"));
+  }
+}
+
 TEST(Abi14, APluginBuiltForOneThreeRegistersWithoutThePrepareEntries) {
   etrt::Runtime::get().add_manifest(ETRT_TEST_ABI13_MANIFEST);
   et_kernel_descriptor relu = etrt::Runtime::get().find_kernel("aten::relu.out");

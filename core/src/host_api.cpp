@@ -53,6 +53,10 @@ et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* ke
     return make_error(ET_ERR_INVALID_ARGUMENT, too_small("kernel descriptor", kernel ? kernel->struct_size : 0, kMin));
   if (provider.kernel.name == nullptr || *provider.kernel.name == '\0' || provider.kernel.fn == nullptr)
     return make_error(ET_ERR_INVALID_ARGUMENT, "kernel descriptor needs a name and a function");
+  // 1.4: a kernel that prepares must also run prepared and release (a shorter descriptor left them zero).
+  if (provider.kernel.prepare != nullptr && (provider.kernel.run_prepared == nullptr || provider.kernel.release == nullptr))
+    return make_error(ET_ERR_INVALID_ARGUMENT, "kernel descriptor '" + std::string(provider.kernel.name) +
+                                                   "' has prepare but not run_prepared and release");
   provider.name = provider.kernel.name;
   provider.variant = provider.kernel.variant != nullptr ? provider.kernel.variant : "";
   provider.kernel.name = self->keep_string(provider.kernel.name);

@@ -32,13 +32,24 @@
 //   std::string_view          str             a string
 //   std::optional<T>          T?              None or what T accepts
 //
-// Room for per-instruction preparation (issue 16): a later KernelDef gains a
-// `prepare` hook called at method load with the same unboxed arguments, and
-// Call gains the state it produced; kernels that do not prepare are unchanged.
+// Prepared kernels (ABI 1.4): a kernel may come with a prepare function taking
+// the same arguments after a `Prepare&` instead of the `Call`,
+//
+//   et_error* add_prepare(Prepare& prepare, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out);
+//   ETRT_KERNEL("aten::add.out", (prepared<add_out, add_prepare>), "self, other, alpha, out")
+//
+// The host calls it once per instruction at method load; what it leaves in
+// prepare.state (a PreparedState subclass; null declines) comes back in
+// call.state on every call of that instruction and is deleted with the method.
+// The kernel stays one function: with call.state it may skip what the state
+// already knows, but it must check that what the state was made for still
+// holds (dynamic shapes change between calls) and otherwise take its generic
+// path. Kernels that do not prepare are unchanged.
 #pragma once
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <span>
@@ -66,13 +77,37 @@ struct KernelDef {
   et_kernel_fn fn;        // the boxed entry point, calling the typed function
   uint16_t params;        // schema arguments
   uint16_t returns;       // 0: nothing follows them; 1: the out tensor again; n > 1: a Tensor list of n
+#if ET_ABI_TARGET_MINOR >= 4
+  // Prepared kernels only (null otherwise): the boxed prepare, run_prepared and release.
+  et_kernel_prepare_fn prepare = nullptr;
+  et_kernel_run_prepared_fn run_prepared = nullptr;
+  et_kernel_release_fn release = nullptr;
+#endif
+};
+
+// Base of a kernel's per-instruction state (prepared kernels).
+struct PreparedState {
+  virtual ~PreparedState() = default;
 };
 
 // What a kernel may know about its call besides its arguments.
 struct Call {
-  const char* op;            // the operator name, for messages
-  et_exec_context* context;  // borrowed, may be null
+  const char* op;                   // the operator name, for messages
+  et_exec_context* context;         // borrowed, may be null
+  PreparedState* state = nullptr;   // the instruction's prepared state, or null (not prepared, or no method)
 };
+
+// What a prepare function gets besides the arguments, and where it leaves the state.
+struct Prepare {
+  const char* op;
+  std::unique_ptr<PreparedState> state;  // null: the kernel declines to prepare this instruction
+};
+
+// prepared<F, P>: typed kernel F with its prepare function P, as ETRT_KERNEL's function.
+template <auto F, auto P>
+struct Prepared {};
+template <auto F, auto P>
+inline constexpr Prepared<F, P> prepared{};
 
 namespace detail {
 
@@ -377,11 +412,36 @@ std::string expected_kind() {
 }
 
 template <typename P>
-constexpr bool is_call = std::is_same_v<std::remove_cvref_t<P>, Call>;
+constexpr bool is_call = std::is_same_v<std::remove_cvref_t<P>, Call> || std::is_same_v<std::remove_cvref_t<P>, Prepare>;
 
-// The boxed entry point of typed function F.
+// The returned value's kind (a Move in a program with control flow may change a value's kind between calls).
+inline et_error* check_returned(const KernelDef& def, size_t params, et_value* const* args) {
+  if (def.returns > 0) {
+    const et_value& ret = *args[params];
+    bool ok = def.returns == 1 ? ret.tag == ET_VALUE_TENSOR : ret.tag == ET_VALUE_TENSOR_LIST && ret.count == def.returns;
+    if (!ok) return return_error(def, ret);
+  }
+  return nullptr;
+}
+
+// The argument count, nulls and the returned value, checked once per call (and per prepare).
+inline et_error* check_arguments(const KernelDef& def, size_t params, et_value* const* args, size_t nargs) {
+  if (nargs != params + (def.returns > 0 ? 1 : 0) && !(def.returns == 0 && nargs == params + 1))
+    return count_error(def, nargs);
+  if (args == nullptr) return count_error(def, 0);
+  for (size_t i = 0; i < nargs; ++i)
+    if (args[i] == nullptr) return null_error(def, i);
+  return check_returned(def, params, args);
+}
+
+// A kernel with its prepare function (prepared<F, P>), by the value's type; defined below.
+template <typename T>
+struct BoxedPrepared;
+
+// The boxed entry point of typed function F; its first parameter may be the Call (a kernel) or the Prepare& (a
+// prepare function). F may also be prepared<kernel, prepare>.
 template <auto F>
-struct Boxed;
+struct Boxed : BoxedPrepared<std::remove_cv_t<decltype(F)>> {};
 
 template <typename... P, et_error* (*F)(P...)>
 struct Boxed<F> {
@@ -391,21 +451,19 @@ struct Boxed<F> {
   static constexpr size_t kParams = sizeof...(P) - (kTakesCall ? 1 : 0);
 
   static et_error* call(void* user_data, et_exec_context* context, et_value* const* args, size_t nargs) noexcept {
+    return call_with<true>(user_data, nullptr, context, args, nargs);
+  }
+  // kCheckCount false: the count and nulls were checked already (run_prepared gets the arguments prepare checked).
+  template <bool kCheckCount>
+  static et_error* call_with(void* user_data, PreparedState* state, et_exec_context* context, et_value* const* args,
+                             size_t nargs) noexcept {
     const KernelDef& def = *static_cast<const KernelDef*>(user_data);
-    if (nargs != kParams + (def.returns > 0 ? 1 : 0) && !(def.returns == 0 && nargs == kParams + 1))
-      return count_error(def, nargs);
-    if (args == nullptr) return count_error(def, 0);
-    for (size_t i = 0; i < nargs; ++i)
-      if (args[i] == nullptr) return null_error(def, i);
-    if (def.returns > 0) {
-      const et_value& ret = *args[kParams];
-      bool ok = def.returns == 1 ? ret.tag == ET_VALUE_TENSOR
-                                 : ret.tag == ET_VALUE_TENSOR_LIST && ret.count == def.returns;
-      if (!ok) return return_error(def, ret);
-    }
+    if constexpr (kCheckCount) ETRT_TRY(check_arguments(def, kParams, args, nargs));
+    else ETRT_TRY(check_returned(def, kParams, args));
     try {
       if constexpr (kTakesCall) {
-        return unbox_and_call<P...>(def, Call{def.name, context}, args, std::make_index_sequence<kParams>{});
+        Call c{def.name, context, state};
+        return invoke(def, c, args);
       } else {
         return unbox_and_call_plain(def, args, std::make_index_sequence<kParams>{});
       }
@@ -413,15 +471,20 @@ struct Boxed<F> {
       return exception_error(def);
     }
   }
+  // F(lead, the unboxed arguments): lead is the Call or the Prepare&; arguments checked by check_arguments.
+  template <typename Lead>
+  static et_error* invoke(const KernelDef& def, Lead& lead, et_value* const* args) {
+    return unbox_and_call<P...>(def, lead, args, std::make_index_sequence<kParams>{});
+  }
 
  private:
-  template <typename CallParam, typename... Q, size_t... I>
-  static et_error* unbox_and_call(const KernelDef& def, Call c, et_value* const* args, std::index_sequence<I...>) {
+  template <typename CallParam, typename... Q, typename Lead, size_t... I>
+  static et_error* unbox_and_call(const KernelDef& def, Lead& lead, et_value* const* args, std::index_sequence<I...>) {
     std::tuple<typename UnboxOf<Q>::Stored...> stored;
     size_t bad = sizeof...(Q);
     bool ok = ((UnboxOf<Q>::read(*args[I], std::get<I>(stored)) || (bad = I, false)) && ...);
     if (!ok) return argument_error(def, bad, expected_at(bad, std::type_identity<Q>{}...), *args[bad]);
-    return F(c, UnboxOf<Q>::get(std::get<I>(stored))...);
+    return F(lead, UnboxOf<Q>::get(std::get<I>(stored))...);
   }
   template <size_t... I>
   static et_error* unbox_and_call_plain(const KernelDef& def, et_value* const* args, std::index_sequence<I...>) {
@@ -438,6 +501,43 @@ struct Boxed<F> {
   }
 };
 
+// The parameters after the leading Call / Prepare&, for comparing a kernel's with its prepare function's.
+template <typename... P>
+struct ParamList {};
+template <typename First, typename... Rest>
+ParamList<std::remove_cvref_t<Rest>...> params_after_lead(et_error* (*)(First, Rest...));
+
+#if ET_ABI_TARGET_MINOR >= 4
+// A kernel F with its prepare function P: the boxed 1.4 entries.
+template <auto F, auto P>
+struct BoxedPrepared<Prepared<F, P>> : Boxed<F> {
+  static_assert(Boxed<F>::kTakesCall && Boxed<P>::kTakesCall,
+                "prepared<F, P>: F takes a leading Call, P a leading Prepare&");
+  static_assert(std::is_same_v<decltype(params_after_lead(F)), decltype(params_after_lead(P))>,
+                "prepared<F, P>: the prepare function must take the kernel's arguments");
+
+  static et_error* prepare(void* user_data, et_value* const* args, size_t nargs, void** out_state) noexcept {
+    const KernelDef& def = *static_cast<const KernelDef*>(user_data);
+    *out_state = nullptr;
+    ETRT_TRY(check_arguments(def, Boxed<F>::kParams, args, nargs));
+    try {
+      Prepare prepare{def.name, nullptr};
+      ETRT_TRY(Boxed<P>::invoke(def, prepare, args));
+      *out_state = prepare.state.release();
+      return nullptr;
+    } catch (...) {
+      return exception_error(def);
+    }
+  }
+  static et_error* run_prepared(void* user_data, void* state, et_exec_context* context, et_value* const* args,
+                                size_t nargs) noexcept {
+    // The host passes the very arguments (array and count) prepare checked.
+    return Boxed<F>::template call_with<false>(user_data, static_cast<PreparedState*>(state), context, args, nargs);
+  }
+  static void release(void*, void* state) noexcept { delete static_cast<PreparedState*>(state); }
+};
+#endif
+
 }  // namespace detail
 
 // A KernelDef for typed function F; `signature` names its schema arguments in
@@ -451,15 +551,34 @@ consteval KernelDef kernel(const char* name, const char* signature) {
   size_t returns = arrow != nullptr ? detail::count_names(arrow + 2, detail::end_of(signature)) : 1;
   if (params != detail::Boxed<F>::kParams)
     throw "ETRT_KERNEL: the signature names a different number of arguments than the function takes";
-  return KernelDef{name, signature, &detail::Boxed<F>::call, static_cast<uint16_t>(params),
-                   static_cast<uint16_t>(returns)};
+  KernelDef def{name, signature, &detail::Boxed<F>::call, static_cast<uint16_t>(params),
+                static_cast<uint16_t>(returns)};
+#if ET_ABI_TARGET_MINOR >= 4
+  if constexpr (requires { &detail::Boxed<F>::prepare; }) {
+    def.prepare = &detail::Boxed<F>::prepare;
+    def.run_prepared = &detail::Boxed<F>::run_prepared;
+    def.release = &detail::Boxed<F>::release;
+  }
+#endif
+  return def;
 }
 
 // Registers every kernel of `defs` (which must outlive the plugin: a static table).
 inline et_error* register_kernels(const Host& host, std::span<const KernelDef> defs) {
   detail::kernel_host_api = host.api();
-  for (const KernelDef& def : defs)
-    if (et_error* error = host.register_kernel(def.name, def.fn, const_cast<KernelDef*>(&def))) return error;
+  for (const KernelDef& def : defs) {
+    et_kernel_descriptor kernel{};
+    kernel.struct_size = sizeof kernel;
+    kernel.name = def.name;
+    kernel.fn = def.fn;
+    kernel.user_data = const_cast<KernelDef*>(&def);
+#if ET_ABI_TARGET_MINOR >= 4
+    kernel.prepare = def.prepare;
+    kernel.run_prepared = def.run_prepared;
+    kernel.release = def.release;
+#endif
+    if (et_error* error = host.api()->register_kernel(host.self(), &kernel)) return error;
+  }
   return nullptr;
 }
 

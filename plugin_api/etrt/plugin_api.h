@@ -33,6 +33,9 @@
  *        ETDump, debug buffer, Chrome trace, operator summary); trace events
  *        gain the serving plugin and a thread index; host functions
  *        trace_clock_ns and trace_span (delegates report their own events).
+ *   1.4  prepared kernels: a kernel descriptor gains prepare, run_prepared and
+ *        release, so work that depends only on an instruction's arguments
+ *        (broadcast plans, strides, loop shapes) is done once at method load.
  *
  * Required and optional
  *   Every function pointer below is marked. [required]: the host refuses a
@@ -64,7 +67,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define ET_ABI_MAJOR 1
-#define ET_ABI_MINOR 3
+#define ET_ABI_MINOR 4
 
 #ifndef ET_ABI_TARGET_MINOR
 #define ET_ABI_TARGET_MINOR ET_ABI_MINOR
@@ -210,6 +213,36 @@ typedef struct et_value {
 typedef et_error* (*et_kernel_fn)(void* user_data, et_exec_context* ctx,
                                   et_value* const* args, size_t nargs);
 
+#if ET_ABI_TARGET_MINOR >= 4
+/* 1.4: prepared kernels. A method calls prepare once per instruction of the
+ * kernel when it loads (after memory planning and constant folding), with the
+ * instruction's arguments: the very array, count and et_value pointers every later call of that
+ * instruction receives, tensors at the program's shapes (the upper bound of a
+ * dynamic shape), data possibly not set yet. *out_state = NULL declines: the
+ * host then calls fn for that instruction. Otherwise the state is the
+ * plugin's until release, and the host calls run_prepared(state, ...) instead
+ * of fn on every call of the instruction; release when the method is
+ * destroyed. An error from prepare fails the method's load (the host names the
+ * instruction and its operator).
+ *
+ * Why a second entry and not the state in et_exec_context: fn keeps its
+ * meaning for every caller that has no method (tools, tests, older hosts), the
+ * state arrives in a register instead of through a host call per operator,
+ * and the executor writes nothing per instruction.
+ *
+ * The state describes the arguments as they were when it was made. Shapes of
+ * dynamic tensors may change between calls, data pointers may change, and a
+ * value may be replaced by another (control flow): run_prepared must check
+ * what its plan depends on and, when it changed, redo the plan or take fn's
+ * path. The host never runs one instruction on two threads at once, so
+ * run_prepared may update its state without locking. */
+typedef et_error* (*et_kernel_prepare_fn)(void* user_data, et_value* const* args, size_t nargs,
+                                          void** out_state);
+typedef et_error* (*et_kernel_run_prepared_fn)(void* user_data, void* state, et_exec_context* ctx,
+                                               et_value* const* args, size_t nargs);
+typedef void (*et_kernel_release_fn)(void* user_data, void* state);
+#endif
+
 typedef struct et_kernel_descriptor {
   size_t struct_size;
   const char* name;       /* "aten::add.out"; copied by the host at registration */
@@ -221,6 +254,12 @@ typedef struct et_kernel_descriptor {
    * variants apart, but never selects a kernel by it: methods always run the
    * generic kernel. A kernel dispatches on its inputs' dtypes itself. */
   const char* variant;
+#endif
+#if ET_ABI_TARGET_MINOR >= 4
+  /* 1.4 (read only when struct_size covers them; see et_kernel_prepare_fn). */
+  et_kernel_prepare_fn prepare;           /* [optional] NULL: the host always calls fn */
+  et_kernel_run_prepared_fn run_prepared; /* [required with prepare] */
+  et_kernel_release_fn release;           /* [required with prepare]; state is never NULL */
 #endif
 } et_kernel_descriptor;
 

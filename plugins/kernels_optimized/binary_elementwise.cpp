@@ -1,7 +1,7 @@
 // Binary (and ternary) elementwise operators with NumPy broadcasting and
 // PyTorch type promotion: arithmetic (add/sub/mul/div/pow/rsub, tensor and
-// scalar forms), comparisons, logical and bitwise ops, maximum/minimum,
-// where and masked_fill.
+// scalar forms), comparisons, logical and bitwise ops, maximum/minimum
+// (where and masked_fill: where_ops.cpp).
 //
 // Every operator reduces to: promote the operands' dtypes, convert operands
 // whose dtype differs from the computation's, walk the broadcast iteration
@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 #include "vector_math.h"
 
 namespace etrt::kernels {
@@ -375,33 +376,70 @@ et_error* binary(const char* op, Op kind, const View& a, const View& b, int32_t 
   return nullptr;
 }
 
-int32_t promoted(const et_tensor& a, const et_tensor& b) {
-  ResultType rt;
-  rt.add(a);
-  rt.add(b);
-  return rt.get();
+
+// Prepared float32 tensor-tensor ops (prepared_plan.h): float32 operands and output, the output already of the
+// broadcast shape. Then promotion, conversion and every check of binary() are no-ops, and the call is the loop.
+constexpr bool has_float_plan(Op op) {
+  return !returns_bool(op) && !is_bitwise(op) && op != Op::Gate;
 }
-int32_t promoted(const et_tensor& a, const Scalar& b) {
-  ResultType rt;
-  rt.add(a);
-  rt.add(b);
-  return rt.get();
+
+// False when the dtypes rule the fast path out for good (prepared_plan.h).
+template <Op kOp>
+bool plan_float_binary(LoopPlan& plan, const et_tensor& out, const et_tensor& a, const et_tensor& b) {
+  plan.clear();
+  if (!has_float_plan(kOp) || a.dtype != ET_DTYPE_FLOAT32 || b.dtype != ET_DTYPE_FLOAT32 ||
+      out.dtype != ET_DTYPE_FLOAT32)
+    return false;
+  int64_t shape[ET_MAX_RANK], rank = 0;
+  if (static_cast<uint32_t>(a.rank) > ET_MAX_RANK || static_cast<uint32_t>(b.rank) > ET_MAX_RANK ||
+      !broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank) || rank != out.rank ||
+      !std::equal(shape, shape + rank, out.sizes))
+    return true;
+  const View vo = view_of(out), va = view_of(a), vb = view_of(b);
+  plan.set({&out, &a, &b}, make_loop(static_cast<int>(rank), shape, {&vo, &va, &vb}));
+  return true;
 }
 
 // Kernels (listed in operators.def).
 
 template <Op kOp>
+et_error* tensor_tensor_spec(Call call, const Tensor& self, const Tensor& other, Tensor& out, const BinarySpec& spec) {
+  if constexpr (has_float_plan(kOp)) {
+    if (LoopPlan* plan = plan_of(call))
+      if (const Loop* L = plan->bind({&out, &self, &other})) {
+        run_typed<kOp, float>(*L, spec);
+        return nullptr;
+      }
+  }
+  return generic_then_replan(
+      call,
+      [&] {
+        ETRT_TRY(check_data(call.op, self, "self"));
+        ETRT_TRY(check_data(call.op, other, "other"));
+        return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, spec);
+      },
+      [&](LoopPlan& plan) { return plan_float_binary<kOp>(plan, out, self, other); });
+}
+
+template <Op kOp>
 et_error* tensor_tensor(Call call, const Tensor& self, const Tensor& other, Tensor& out) {
-  ETRT_TRY(check_data(call.op, self, "self"));
-  ETRT_TRY(check_data(call.op, other, "other"));
-  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{});
+  return tensor_tensor_spec<kOp>(call, self, other, out, BinarySpec{});
 }
 
 template <Op kOp>
 et_error* tensor_tensor_alpha(Call call, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out) {
-  ETRT_TRY(check_data(call.op, self, "self"));
-  ETRT_TRY(check_data(call.op, other, "other"));
-  return binary(call.op, kOp, view_of(self), view_of(other), promoted(self, other), out, BinarySpec{alpha, true, 0});
+  return tensor_tensor_spec<kOp>(call, self, other, out, BinarySpec{alpha, true, 0});
+}
+
+template <Op kOp>
+et_error* prepare_tensor_tensor(Prepare& prepare, const Tensor& self, const Tensor& other, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_binary<kOp>(plan, out, self, other); });
+}
+
+template <Op kOp>
+et_error* prepare_tensor_tensor_alpha(Prepare& prepare, const Tensor& self, const Tensor& other, Scalar alpha,
+                                      Tensor& out) {
+  return prepare_tensor_tensor<kOp>(prepare, self, other, out);
 }
 
 template <Op kOp, bool kReverse = false>
@@ -544,101 +582,6 @@ et_error* glu_out(Call call, const Tensor& self, int64_t dim, Tensor& out) {
   const View v = view_of(self);
   return binary(op, Op::Gate, v.narrow(static_cast<int32_t>(d), 0, n / 2), v.narrow(static_cast<int32_t>(d), n / 2, n / 2),
                 self.dtype, out, BinarySpec{});
-}
-
-// ------------------------------------------------------------ where & masked_fill
-
-template <typename T>
-void where_run(char* const* p, const int64_t* s, int64_t n) {
-  constexpr int64_t it = sizeof(T);
-  T* __restrict z = reinterpret_cast<T*>(p[0]);
-  const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);  // bool bytes: any nonzero is true
-  const T* x = reinterpret_cast<const T*>(p[2]);
-  const T* y = reinterpret_cast<const T*>(p[3]);
-  if (s[0] == it && s[1] == 1) {
-    if (s[2] == it && s[3] == it) {
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? x[k] : y[k];
-      return;
-    }
-    if (s[2] == 0 && s[3] == it) {
-      const T a = *x;
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? a : y[k];
-      return;
-    }
-    if (s[2] == it && s[3] == 0) {
-      const T b = *y;
-      for (int64_t k = 0; k < n; ++k) z[k] = c[k] != 0 ? x[k] : b;
-      return;
-    }
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    bool cond = *reinterpret_cast<const uint8_t*>(p[1] + k * s[1]) != 0;
-    *reinterpret_cast<T*>(p[0] + k * s[0]) = *reinterpret_cast<const T*>(p[cond ? 2 : 3] + k * s[cond ? 2 : 3]);
-  }
-}
-
-// out = cond ? a : b, all broadcast; `common` the promoted dtype of a and b.
-et_error* where(const char* op, const View& cond, const View& a, const View& b, int32_t common, et_tensor& out,
-                const int64_t* shape, int64_t rank) {
-  ETRT_TRY(check_storage(op, out, "out"));
-  if (cond.dtype != ET_DTYPE_BOOL)
-    return unsupported(op, std::string("condition/mask dtype must be bool, got ") + dtype_name(cond.dtype));
-  if (!is_storage_supported(common))
-    return unsupported(op, std::string("dtype ") + dtype_name(common) + " is not supported");
-  ETRT_TRY(check_result_cast(op, common, out.dtype));
-  ETRT_TRY(resize_out(op, out, shape, rank));
-  if (etrt::plugin::numel(out) == 0) return nullptr;
-  ETRT_TRY(check_data(op, out, "out"));
-  // Computed in the promoted storage dtype itself (a select converts nothing).
-  Scratch sa, sb;
-  View ca, cb;
-  if (!as_dtype(a, common, sa, &ca) || !as_dtype(b, common, sb, &cb)) return out_of_memory(op);
-  OutputBuffer ob;
-  if (!ob.init(out, common, false)) return out_of_memory(op);
-  Loop L = make_loop(static_cast<int>(rank), shape, {&ob.view(), &cond, &ca, &cb});
-  switch (element_size(common)) {
-    case 1: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint8_t>(p, s, n); }); break;
-    case 2: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint16_t>(p, s, n); }); break;
-    case 4: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint32_t>(p, s, n); }); break;
-    default: run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { where_run<uint64_t>(p, s, n); }); break;
-  }
-  ob.finish();
-  return nullptr;
-}
-
-// where.self_out(condition, self, other, *, out)
-et_error* where_out(Call call, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
-  const char* op = call.op;
-  const std::pair<const et_tensor*, const char*> operands[] = {{&condition, "condition"}, {&self, "self"}, {&other, "other"}};
-  for (const auto& [t, name] : operands) {
-    ETRT_TRY(check_data(op, *t, name));
-    ETRT_TRY(check_storage(op, *t, name));
-  }
-  int64_t ab[ET_MAX_RANK], shape[ET_MAX_RANK], rab, rank;
-  if (!broadcast_shapes(self.sizes, self.rank, other.sizes, other.rank, ab, &rab) ||
-      !broadcast_shapes(condition.sizes, condition.rank, ab, rab, shape, &rank))
-    return invalid(op, "shapes " + shape_string(condition) + " (condition), " + shape_string(self) + " and " +
-                           shape_string(other) + " are not broadcastable");
-  return where(op, view_of(condition), view_of(self), view_of(other), promoted(self, other), out, shape, rank);
-}
-
-// masked_fill.Scalar_out(self, mask, Scalar value, *, out)
-et_error* masked_fill_out(Call call, const Tensor& self, const Tensor& mask, Scalar value, Tensor& out) {
-  const char* op = call.op;
-  ETRT_TRY(check_data(op, self, "self"));
-  ETRT_TRY(check_data(op, mask, "mask"));
-  ETRT_TRY(check_storage(op, self, "self"));
-  int64_t shape[ET_MAX_RANK], rank = 0;
-  bool ok = broadcast_shapes(self.sizes, self.rank, mask.sizes, mask.rank, shape, &rank) && rank == self.rank;
-  for (int64_t d = 0; ok && d < rank; ++d) ok = shape[d] == self.sizes[d];
-  if (!ok)
-    return invalid(op, "mask of shape " + shape_string(mask) + " does not broadcast to self's shape " +
-                           shape_string(self));
-  if (self.dtype == ET_DTYPE_BOOL && value.kind != Scalar::kBool && value.to_double() != 0 && value.to_double() != 1)
-    return invalid(op, "value " + value.text() + " cannot be converted to bool without overflow");
-  uint64_t storage;
-  View sv = scalar_view(value, self.dtype, &storage);
-  return where(op, view_of(mask), sv, view_of(self), self.dtype, out, shape, rank);
 }
 
 }  // namespace

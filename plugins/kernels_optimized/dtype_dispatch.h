@@ -90,6 +90,8 @@ inline To convert(From x) {
 // or size 1 / stride 0 where it is broadcast. Any strides, any dtypes of the
 // storage set. Parallel, memcpy for contiguous runs, blocked for transposes.
 void copy_view(const View& out, const View& in);
+// The elements of loop operand 1 into operand 0, both of one dtype of `element_bytes` (not bool: see copy_view).
+void copy_loop(const Loop& L, size_t element_bytes);
 // out <- src (a strided view of self of out's logical shape), checking dtypes and resizing out.
 et_error* view_copy_into(const char* op, const et_tensor& self, const View& src, et_tensor& out);
 // `t` itself, or for a bool tensor a dense copy with its bytes normalised to 0/1

@@ -16,6 +16,8 @@ using etrt::plugin::element_size;
 using etrt::plugin::dim_order_string;
 using etrt::plugin::shape_string;
 using etrt::plugin::Call;
+using etrt::plugin::Prepare;
+using etrt::plugin::prepared;
 using etrt::plugin::DoubleArrayRef;
 using etrt::plugin::IntArrayRef;
 using etrt::plugin::KernelDef;
@@ -108,6 +110,20 @@ struct ResultType {
   }
   int32_t get() const { return combine(dim, combine(zero, wrapped)); }
 };
+
+// The promoted dtype of two operands (PyTorch's result_type).
+inline int32_t promoted(const et_tensor& a, const et_tensor& b) {
+  ResultType rt;
+  rt.add(a);
+  rt.add(b);
+  return rt.get();
+}
+inline int32_t promoted(const et_tensor& a, const Scalar& b) {
+  ResultType rt;
+  rt.add(a);
+  rt.add(b);
+  return rt.get();
+}
 
 // Dtype checks.
 [[gnu::cold, gnu::noinline]] inline et_error* storage_error(const char* op, const et_tensor& t, const char* name) {

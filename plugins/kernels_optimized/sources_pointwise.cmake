@@ -2,6 +2,7 @@
 # (binary_elementwise.cpp, listed in the plugin's CMakeLists.txt, shares their machinery).
 set(KERNELS_POINTWISE_SOURCES
   tensor_copy.cpp
+  where_ops.cpp
   unary_elementwise.cpp
   softmax.cpp
   reductions.cpp

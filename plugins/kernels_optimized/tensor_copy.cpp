@@ -112,6 +112,15 @@ void same_dtype_copy(const Loop& L) {
 
 }  // namespace
 
+void copy_loop(const Loop& L, size_t element_bytes) {
+  switch (element_bytes) {
+    case 1: same_dtype_copy<uint8_t>(L); return;
+    case 2: same_dtype_copy<uint16_t>(L); return;
+    case 4: same_dtype_copy<uint32_t>(L); return;
+    default: same_dtype_copy<uint64_t>(L); return;
+  }
+}
+
 void copy_view(const View& out, const View& in) {
   Loop L = make_loop(out.rank, out.sizes, {&out, &in});
   if (L.numel <= 0) return;
@@ -120,12 +129,8 @@ void copy_view(const View& out, const View& in) {
     return;
   }
   if (out.dtype == in.dtype) {
-    switch (out.esize()) {
-      case 1: same_dtype_copy<uint8_t>(L); return;
-      case 2: same_dtype_copy<uint16_t>(L); return;
-      case 4: same_dtype_copy<uint32_t>(L); return;
-      default: same_dtype_copy<uint64_t>(L); return;
-    }
+    copy_loop(L, out.esize());
+    return;
   }
   dispatch_storage(out.dtype, [&](auto to) {
     using To = typename decltype(to)::type;

@@ -6,6 +6,7 @@
 // activations use pw::exp_fast so their contiguous loops vectorise.
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 #include "vector_math.h"
 
 namespace etrt::kernels::pw {
@@ -112,6 +113,40 @@ et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd,
   return nullptr;
 }
 
+// A prepared unary op (prepared_plan.h): float32 in and out of one shape; then unary() converts and checks
+// nothing, and the call is the loop.
+bool plan_float_unary(LoopPlan& plan, const et_tensor& out, const et_tensor& in) {
+  plan.clear();
+  if (in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32) return false;
+  if (in.rank != out.rank || static_cast<uint32_t>(in.rank) > ET_MAX_RANK ||
+      !std::equal(in.sizes, in.sizes + in.rank, out.sizes))
+    return true;
+  const View vo = view_of(out), vi = view_of(in);
+  plan.set({&out, &in}, make_loop(in.rank, in.sizes, {&vo, &vi}));
+  return true;
+}
+
+// The prepare function of the kernels below (float_op, activation, same_dtype_op).
+et_error* prepare_float_unary(Prepare& prepare, const Tensor& self, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_unary(plan, out, self); });
+}
+
+// unary() with a prepared plan: the float32 loop when the plan holds (computation and result dtype float32),
+// else unary() and a new plan.
+template <unsigned kKinds, typename Make>
+et_error* unary_prepared(const Call& call, const et_tensor& in, et_tensor& out, int32_t cd, int32_t rd, Make&& make) {
+  if (LoopPlan* plan = plan_of(call))
+    if (cd == ET_DTYPE_FLOAT32 && rd == ET_DTYPE_FLOAT32)
+      if (const Loop* L = plan->bind({&out, &in})) {
+        auto f = make(Tag<float>{});
+        run_loop(*L, [&](char* const* p, const int64_t* s, int64_t n) { unary_run<float, float>(p, s, n, f); });
+        return nullptr;
+      }
+  return generic_then_replan(
+      call, [&] { return unary<kKinds>(call.op, in, out, cd, rd, make); },
+      [&](LoopPlan& plan) { return plan_float_unary(plan, out, in); });
+}
+
 // Float functions promote integral inputs to float32.
 int32_t float_dtype(int32_t d) { return is_float(d) ? compute_dtype(d) : ET_DTYPE_FLOAT32; }
 
@@ -138,7 +173,7 @@ auto make_of() {
 template <typename F>
 et_error* float_op(Call call, const Tensor& self, Tensor& out) {
   int32_t rd = is_float(self.dtype) ? self.dtype : ET_DTYPE_FLOAT32;
-  return unary<kF>(call.op, self, out, float_dtype(self.dtype), rd, make_of<F>());
+  return unary_prepared<kF>(call, self, out, float_dtype(self.dtype), rd, make_of<F>());
 }
 
 // Activations defined for floating point inputs only.
@@ -150,13 +185,14 @@ et_error* activation_with(const char* op, const Tensor& self, Tensor& out, Make&
 }
 template <typename F>
 et_error* activation(Call call, const Tensor& self, Tensor& out) {
-  return activation_with(call.op, self, out, make_of<F>());
+  if (!is_float(self.dtype)) return activation_with(call.op, self, out, make_of<F>());  // words the error
+  return unary_prepared<kF>(call, self, out, compute_dtype(self.dtype), self.dtype, make_of<F>());
 }
 
 // Operators that keep the input's dtype (floating point and integral).
 template <typename F>
 et_error* same_dtype_op(Call call, const Tensor& self, Tensor& out) {
-  return unary<kF | kI>(call.op, self, out, compute_dtype(self.dtype), self.dtype, make_of<F>());
+  return unary_prepared<kF | kI>(call, self, out, compute_dtype(self.dtype), self.dtype, make_of<F>());
 }
 
 template <typename T>

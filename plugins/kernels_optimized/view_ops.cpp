@@ -3,9 +3,19 @@
 #include <cstring>
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 
 namespace etrt::kernels::pw {
 namespace {
+
+void move_bytes(void* to, const void* from, size_t bytes) {
+  if (to == from) return;
+  switch (bytes) {  // one element: a move instruction, not a call of memmove
+    case 4: std::memcpy(to, from, 4); break;
+    case 8: std::memcpy(to, from, 8); break;
+    default: std::memmove(to, from, bytes); break;
+  }
+}
 
 // Both row-major contiguous, same dtype (not bool: a copy normalises bools to 0/1): the bytes move as they are,
 // without strided views or loops (the usual reshape of a small tensor). False when that does not apply.
@@ -13,13 +23,7 @@ bool copy_flat(const et_tensor& in, et_tensor& out, size_t numel) {
   if (in.dtype != out.dtype || in.dtype == ET_DTYPE_BOOL || !etrt::plugin::is_contiguous(in) ||
       !etrt::plugin::is_contiguous(out))
     return false;
-  if (out.data == in.data) return true;
-  size_t bytes = numel * element_size(in.dtype);
-  switch (bytes) {  // one element: a move instruction, not a call of memmove
-    case 4: std::memcpy(out.data, in.data, 4); break;
-    case 8: std::memcpy(out.data, in.data, 8); break;
-    default: std::memmove(out.data, in.data, bytes); break;
-  }
+  move_bytes(out.data, in.data, numel * element_size(in.dtype));
   return true;
 }
 
@@ -100,14 +104,97 @@ et_error* permute(const char* op, const et_tensor& self, const int64_t* dims, si
   return view_copy_into(op, self, v, out);
 }
 
+// Prepared copies (prepared_plan.h): `src`, a view of self of out's shape, copied into out of self's dtype (not
+// bool: a copy normalises bools), out already of that shape. The plan depends on the operator's int list too.
+bool copy_plannable(const et_tensor& out, const et_tensor& self) {
+  return self.dtype == out.dtype && self.dtype != ET_DTYPE_BOOL && is_storage_supported(self.dtype);
+}
+void plan_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, const View& src, IntArrayRef list) {
+  if (src.rank != out.rank || !std::equal(src.sizes, src.sizes + src.rank, out.sizes)) return;
+  const View vo = view_of(out);
+  plan.set({&out, &self}, make_loop(out.rank, out.sizes, {&vo, &src}), list);
+}
+
+// The copy of a plan that holds; false (nothing done) when out and self partly overlap, which the generic path
+// handles (memmove).
+bool run_copy_plan(const Loop& L, const et_tensor& out, const et_tensor& self) {
+  const char* o = static_cast<const char*>(out.data);
+  const char* i = static_cast<const char*>(self.data);
+  if (o != i && o < i + self.nbytes && i < o + out.nbytes) return false;
+  const int64_t es = static_cast<int64_t>(element_size(out.dtype));
+  if (L.rank == 1 && (L.numel == 1 || (L.strides[0][0] == es && L.strides[1][0] == es))) {  // the bytes as they are
+    move_bytes(L.data[0], L.data[1], static_cast<size_t>(L.numel * es));
+    return true;
+  }
+  copy_loop(L, static_cast<size_t>(es));
+  return true;
+}
+
+// The copies' kernels: the plan's loop when it holds, else the generic path and a new plan.
+template <typename Generic, typename Planner>
+et_error* copy_prepared(const Call& call, const et_tensor& self, IntArrayRef list, et_tensor& out, Generic&& generic,
+                        Planner&& planner) {
+  if (LoopPlan* plan = plan_of(call))
+    if (const Loop* L = plan->bind({&out, &self}, list))
+      if (run_copy_plan(*L, out, self)) return nullptr;
+  return generic_then_replan(call, generic, planner);
+}
+
+// The planners return false when the dtypes rule the fast path out for good (prepared_plan.h).
+bool plan_view_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef size) {
+  plan.clear();
+  if (!copy_plannable(out, self)) return false;
+  int64_t shape[ET_MAX_RANK];
+  if (!etrt::plugin::is_contiguous(self) || size.count > ET_MAX_RANK) return true;
+  et_error* error = infer_shape("", size, static_cast<int64_t>(etrt::plugin::numel(self)), shape);
+  if (error != nullptr) {  // symbolic sizes not computed yet at load, or a bad size the generic path reports
+    host.api()->error_destroy(error);
+    return true;
+  }
+  plan_copy(plan, out, self, contiguous_view(self.dtype, static_cast<int32_t>(size.count), shape, self.data), size);
+  return true;
+}
+
+// The permuted view of self, or false for dims the generic path refuses.
+bool permuted_view(const et_tensor& self, IntArrayRef dims, View* v) {
+  if (dims.count != static_cast<size_t>(self.rank)) return false;
+  *v = view_of(self);
+  bool seen[ET_MAX_RANK] = {};
+  for (size_t i = 0; i < dims.count; ++i) {
+    int64_t d = dims.items[i] < 0 ? dims.items[i] + self.rank : dims.items[i];
+    if (d < 0 || d >= self.rank || seen[d]) return false;
+    seen[d] = true;
+    v->sizes[i] = self.sizes[d];
+    v->strides[i] = self.strides[d];
+  }
+  return true;
+}
+
+bool plan_permute_copy(LoopPlan& plan, const et_tensor& out, const et_tensor& self, IntArrayRef dims) {
+  plan.clear();
+  if (!copy_plannable(out, self)) return false;
+  View v;
+  if (static_cast<uint32_t>(self.rank) <= ET_MAX_RANK && permuted_view(self, dims, &v))
+    plan_copy(plan, out, self, v, dims);
+  return true;
+}
+
 }  // namespace
 
 // view_copy.out(self, SymInt[] size, *, out)
 et_error* view_copy_out(Call call, const Tensor& self, IntArrayRef size, Tensor& out) {
-  const char* op = call.op;
-  int64_t shape[ET_MAX_RANK];
-  ETRT_TRY(infer_shape(op, size, static_cast<int64_t>(etrt::plugin::numel(self)), shape));
-  return reshape_copy(op, self, out, shape, static_cast<int64_t>(size.count));
+  return copy_prepared(
+      call, self, size, out,
+      [&] {
+        int64_t shape[ET_MAX_RANK];
+        ETRT_TRY(infer_shape(call.op, size, static_cast<int64_t>(etrt::plugin::numel(self)), shape));
+        return reshape_copy(call.op, self, out, shape, static_cast<int64_t>(size.count));
+      },
+      [&](LoopPlan& plan) { return plan_view_copy(plan, out, self, size); });
+}
+
+et_error* prepare_view_copy_out(Prepare& prepare, const Tensor& self, IntArrayRef size, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_view_copy(plan, out, self, size); });
 }
 
 // unsqueeze_copy.out(self, int dim, *, out)
@@ -162,8 +249,13 @@ et_error* squeeze_copy_out(Call call, const Tensor& self, Tensor& out) {
 
 // permute_copy.out(self, int[] dims, *, out)
 et_error* permute_copy_out(Call call, const Tensor& self, IntArrayRef dims, Tensor& out) {
-  const char* op = call.op;
-  return permute(op, self, dims.items, dims.count, out);
+  return copy_prepared(
+      call, self, dims, out, [&] { return permute(call.op, self, dims.items, dims.count, out); },
+      [&](LoopPlan& plan) { return plan_permute_copy(plan, out, self, dims); });
+}
+
+et_error* prepare_permute_copy_out(Prepare& prepare, const Tensor& self, IntArrayRef dims, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_permute_copy(plan, out, self, dims); });
 }
 
 // transpose_copy.int_out(self, int dim0, int dim1, *, out)

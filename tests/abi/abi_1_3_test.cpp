@@ -13,7 +13,7 @@ namespace {
 
 TEST(Abi13, HostSpeaksTheNewMinorAndFillsTheTracingEntries) {
   const et_host_api* host = et_host_api_get();
-  EXPECT_EQ(host->abi_minor, 3u);
+  EXPECT_GE(host->abi_minor, 3u);  // 1.4 hosts keep every 1.3 entry
   ASSERT_TRUE(ET_HOST_HAS(host, trace_span));
   ASSERT_NE(host->trace_clock_ns, nullptr);
   uint64_t first = host->trace_clock_ns();

@@ -76,6 +76,11 @@ int main(void) {
 #if ET_ABI_TARGET_MINOR >= 1
   FIELD(et_kernel_descriptor, variant)
 #endif
+#if ET_ABI_TARGET_MINOR >= 4
+  FIELD(et_kernel_descriptor, prepare)
+  FIELD(et_kernel_descriptor, run_prepared)
+  FIELD(et_kernel_descriptor, release)
+#endif
 
   BEGIN_STRUCT(et_compile_spec)
   FIELD(et_compile_spec, struct_size)

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -92,6 +93,26 @@ et_error* throws_bad_alloc(const Tensor&, Tensor&) { throw std::bad_alloc(); }
 et_error* throws_runtime_error(const Tensor&, Tensor&) { throw std::runtime_error("boom"); }
 et_error* throws_int(const Tensor&, Tensor&) { throw 42; }
 
+// A prepared kernel (ABI 1.4): the state records the alpha it was prepared with; alpha 0 declines, a negative
+// alpha makes prepare throw.
+struct AlphaState final : etrt::plugin::PreparedState {
+  static inline int alive = 0;
+  int64_t alpha;
+  explicit AlphaState(int64_t a) : alpha(a) { ++alive; }
+  ~AlphaState() override { --alive; }
+};
+et_error* prepared_add(Call call, const Tensor& self, const Tensor& other, Scalar alpha, Tensor& out) {
+  seen.op = call.op;
+  seen.dim = call.state != nullptr ? static_cast<AlphaState*>(call.state)->alpha : -1;
+  return nullptr;
+}
+et_error* prepare_add(etrt::plugin::Prepare& prepare, const Tensor& self, const Tensor& other, Scalar alpha,
+                      Tensor& out) {
+  if (alpha.to_int() < 0) throw std::runtime_error("negative alpha");
+  if (alpha.to_int() != 0) prepare.state = std::make_unique<AlphaState>(alpha.to_int());
+  return nullptr;
+}
+
 constexpr KernelDef kDefs[] = {
     etrt::plugin::kernel<add_like>("test::add.out", "self, other, alpha, out"),
     etrt::plugin::kernel<many_kinds>("test::many.out",
@@ -102,6 +123,8 @@ constexpr KernelDef kDefs[] = {
     etrt::plugin::kernel<throws_bad_alloc>("test::oom.out", "self, out"),
     etrt::plugin::kernel<throws_runtime_error>("test::boom.out", "self, out"),
     etrt::plugin::kernel<throws_int>("test::int.out", "self, out"),
+    etrt::plugin::kernel<etrt::plugin::prepared<prepared_add, prepare_add>>("test::prepared_add.out",
+                                                                            "self, other, alpha, out"),
 };
 
 static_assert(kDefs[0].params == 4 && kDefs[0].returns == 1);
@@ -158,6 +181,55 @@ TEST_F(KernelLayer, UnboxesTypedArgumentsAndNamesTheOperator) {
   EXPECT_EQ(seen.self, &a_);
   EXPECT_EQ(seen.alpha.kind, Scalar::kDouble);
   EXPECT_EQ(seen.alpha.to_double(), 2.5);
+}
+
+TEST_F(KernelLayer, APreparedKernelGetsItsStateInTheCallAndTheLayerDeletesIt) {
+  const KernelDef& d = def("test::prepared_add.out");
+  ASSERT_NE(d.prepare, nullptr);
+  ASSERT_NE(d.run_prepared, nullptr);
+  ASSERT_NE(d.release, nullptr);
+  EXPECT_EQ(def("test::add.out").prepare, nullptr);
+  void* user_data = const_cast<KernelDef*>(&d);
+  et_value alpha = tagged(ET_VALUE_INT, 7);
+  std::vector<et_value*> args = {&ta_, &tb_, &alpha, &tc_, &tc_};
+  void* state = nullptr;
+  ASSERT_TRUE(outcome(d.prepare(user_data, args.data(), args.size(), &state)).ok);
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(AlphaState::alive, 1);
+  ASSERT_TRUE(outcome(d.run_prepared(user_data, state, nullptr, args.data(), args.size())).ok);
+  EXPECT_EQ(seen.op, "test::prepared_add.out");
+  EXPECT_EQ(seen.dim, 7);
+  ASSERT_TRUE(call("test::prepared_add.out", args).ok);  // fn: the same kernel without a state
+  EXPECT_EQ(seen.dim, -1);
+  d.release(user_data, state);
+  EXPECT_EQ(AlphaState::alive, 0);
+}
+
+TEST_F(KernelLayer, APrepareFunctionMayDeclineAndItsErrorsAreWordedLikeTheKernels) {
+  const KernelDef& d = def("test::prepared_add.out");
+  void* user_data = const_cast<KernelDef*>(&d);
+  void* state = reinterpret_cast<void*>(1);
+  et_value zero = tagged(ET_VALUE_INT, 0), negative = tagged(ET_VALUE_INT, -1);
+  std::vector<et_value*> declined = {&ta_, &tb_, &zero, &tc_, &tc_};
+  ASSERT_TRUE(outcome(d.prepare(user_data, declined.data(), declined.size(), &state)).ok);
+  EXPECT_EQ(state, nullptr);
+
+  std::vector<et_value*> wrong_kind = {&ta_, &tb_, &tb_, &tc_, &tc_};
+  Outcome o = outcome(d.prepare(user_data, wrong_kind.data(), wrong_kind.size(), &state));
+  EXPECT_EQ(o.code, ET_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(o.message, HasSubstr("test::prepared_add.out: argument 2 'alpha' must be a Scalar"));
+  EXPECT_EQ(state, nullptr);
+
+  std::vector<et_value*> short_list = {&ta_, &tb_, &zero};
+  o = outcome(d.prepare(user_data, short_list.data(), short_list.size(), &state));
+  EXPECT_THAT(o.message, HasSubstr("expected 5 arguments, got 3"));
+
+  std::vector<et_value*> throwing = {&ta_, &tb_, &negative, &tc_, &tc_};
+  o = outcome(d.prepare(user_data, throwing.data(), throwing.size(), &state));
+  EXPECT_EQ(o.code, ET_ERR_INTERNAL);
+  EXPECT_THAT(o.message, HasSubstr("internal error: negative alpha"));
+  EXPECT_EQ(state, nullptr);
+  EXPECT_EQ(AlphaState::alive, 0);
 }
 
 TEST_F(KernelLayer, ReadsEveryScalarKindAndOptional) {

@@ -44,10 +44,20 @@ struct Call {
   const et_exec_context* context = nullptr;
 };
 
+// ABI 1.4: what a preparing fake kernel did.
+struct PrepareLog {
+  bool prepares = false;        // the resolver hands out prepare / run_prepared / release
+  bool decline = false;         // prepare leaves no state
+  std::string fail_with;        // non-empty: prepare returns this error (with a state the host must release)
+  int prepared = 0, run_prepared = 0, direct_calls = 0, released = 0;
+  std::vector<std::vector<int64_t>> prepared_shapes;  // of argument 0
+};
+
 struct FakeKernel {
   std::string op;
   std::vector<Call>* calls;
   std::string fail_with;  // non-empty: the kernel returns this error
+  PrepareLog* prepare = nullptr;
 };
 
 // Records its arguments; for add.out also computes out = self + alpha * other.
@@ -75,6 +85,33 @@ et_error* fake_kernel(void* user_data, et_exec_context* ctx, et_value* const* ar
   return nullptr;
 }
 
+et_error* fake_fn(void* user_data, et_exec_context* ctx, et_value* const* args, size_t nargs) {
+  ++static_cast<FakeKernel*>(user_data)->prepare->direct_calls;
+  return fake_kernel(user_data, ctx, args, nargs);
+}
+
+et_error* fake_prepare(void* user_data, et_value* const* args, size_t nargs, void** out_state) {
+  PrepareLog& log = *static_cast<FakeKernel*>(user_data)->prepare;
+  ++log.prepared;
+  const et_tensor* t = nargs > 0 && args[0]->tag == ET_VALUE_TENSOR ? args[0]->tensor : nullptr;
+  log.prepared_shapes.push_back(t ? std::vector<int64_t>(t->sizes, t->sizes + t->rank) : std::vector<int64_t>{});
+  *out_state = log.decline ? nullptr : new int(log.prepared);
+  if (!log.fail_with.empty()) return make_error(ET_ERR_INVALID_ARGUMENT, log.fail_with);
+  return nullptr;
+}
+
+et_error* fake_run_prepared(void* user_data, void* state, et_exec_context* ctx, et_value* const* args, size_t nargs) {
+  PrepareLog& log = *static_cast<FakeKernel*>(user_data)->prepare;
+  EXPECT_NE(state, nullptr);
+  ++log.run_prepared;
+  return fake_kernel(user_data, ctx, args, nargs);
+}
+
+void fake_release(void* user_data, void* state) {
+  ++static_cast<FakeKernel*>(user_data)->prepare->released;
+  delete static_cast<int*>(state);
+}
+
 class FakeResolver final : public Resolver {
  public:
   // Serves every operator in `served`; the others are missing.
@@ -82,6 +119,11 @@ class FakeResolver final : public Resolver {
     for (const std::string& op : served) kernels_[op] = std::make_unique<FakeKernel>(FakeKernel{op, &calls, ""});
   }
   void fail(const std::string& op, const std::string& message) { kernels_.at(op)->fail_with = message; }
+  // `op` prepares (ABI 1.4), reporting into `log`.
+  void prepare(const std::string& op, PrepareLog* log) {
+    kernels_.at(op)->prepare = log;
+    log->prepares = true;
+  }
 
   et_error* find_kernel(const std::string& name, ResolvedKernel* out) override {
     asked.push_back(name);
@@ -89,6 +131,12 @@ class FakeResolver final : public Resolver {
     if (it == kernels_.end()) return make_error(ET_ERR_NOT_FOUND, "fake registry has no " + name);
     out->fn = fake_kernel;
     out->user_data = it->second.get();
+    if (it->second->prepare != nullptr) {
+      out->fn = fake_fn;
+      out->prepare = fake_prepare;
+      out->run_prepared = fake_run_prepared;
+      out->release = fake_release;
+    }
     out->plugin = "fake";
     return nullptr;
   }
@@ -154,6 +202,70 @@ TEST(MethodResolver, RunsARealProgramOnTheResolversKernelWithTheProgramsArgument
   ASSERT_EQ(out->tag, ET_VALUE_TENSOR);
   const auto* result = static_cast<const float*>(out->tensor->data);
   for (int i = 0; i < 15; ++i) EXPECT_EQ(result[i], float(101 * i)) << i;
+}
+
+// Loads op_add with a preparing add.out and runs it `runs` times on [3, 5] inputs.
+et_error* run_prepared_add(FakeResolver& resolver, std::unique_ptr<Method>* method, int runs) {
+  if (et_error* error = Method::load(load_program("op_add"), "forward", method, resolver)) return error;
+  const std::vector<int64_t> shape = {3, 5};
+  std::vector<float> a(15, 1.0f), b(15, 2.0f);
+  et_tensor ta, tb;
+  for (int run = 0; run < runs; ++run) {
+    if (et_error* error = (*method)->set_input(0, tensor_value(ta, a, shape))) return error;
+    if (et_error* error = (*method)->set_input(1, tensor_value(tb, b, shape))) return error;
+    if (et_error* error = (*method)->execute()) return error;
+  }
+  return nullptr;
+}
+
+TEST(MethodResolver, APreparingKernelIsPreparedOnceAtLoadRunPreparedOnEveryCallAndReleasedWithTheMethod) {
+  FakeResolver resolver({"aten::add.out"});
+  PrepareLog log;
+  resolver.prepare("aten::add.out", &log);
+  std::unique_ptr<Method> method;
+  et_error* error = run_prepared_add(resolver, &method, 3);
+  ASSERT_EQ(error, nullptr) << error->message;
+  EXPECT_EQ(log.prepared, 1);
+  EXPECT_EQ(log.prepared_shapes, (std::vector<std::vector<int64_t>>{{3, 5}}));  // the program's shapes
+  EXPECT_EQ(log.run_prepared, 3);
+  EXPECT_EQ(log.direct_calls, 0);
+  EXPECT_EQ(resolver.calls.back().alpha, 1);
+  EXPECT_EQ(static_cast<const float*>(method->output(0)->tensor->data)[14], 3.0f);
+  EXPECT_EQ(log.released, 0);
+  method.reset();
+  EXPECT_EQ(log.released, 1);
+}
+
+TEST(MethodResolver, AnInstructionTheKernelDeclinesToPrepareRunsTheKernelsFunction) {
+  FakeResolver resolver({"aten::add.out"});
+  PrepareLog log;
+  log.decline = true;
+  resolver.prepare("aten::add.out", &log);
+  std::unique_ptr<Method> method;
+  et_error* error = run_prepared_add(resolver, &method, 2);
+  ASSERT_EQ(error, nullptr) << error->message;
+  EXPECT_EQ(log.prepared, 1);
+  EXPECT_EQ(log.run_prepared, 0);
+  EXPECT_EQ(log.direct_calls, 2);
+  method.reset();
+  EXPECT_EQ(log.released, 0);
+}
+
+TEST(MethodResolver, APrepareErrorFailsTheLoadNamingTheInstructionAndOperator) {
+  FakeResolver resolver({"aten::add.out"});
+  PrepareLog log;
+  log.fail_with = "no plan for these shapes";
+  resolver.prepare("aten::add.out", &log);
+  std::unique_ptr<Method> method;
+  et_error* error = Method::load(load_program("op_add"), "forward", &method, resolver);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->code, ET_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(error->message, HasSubstr("method 'forward', instruction 0 (aten::add.out, served by 'fake'): "
+                                        "preparing the kernel failed: no plan for these shapes"));
+  EXPECT_EQ(error->plugin, "fake");
+  EXPECT_EQ(method, nullptr);
+  EXPECT_EQ(log.released, 1) << "a state returned with the error is released";
+  delete error;
 }
 
 TEST(MethodResolver, AMissingOperatorFailsTheLoadWithTheResolversMessage) {

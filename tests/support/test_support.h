@@ -49,6 +49,18 @@ inline size_t thread_count() {
   return count;
 }
 
+// A float32 tensor over `data` of shape `sizes` (both borrowed: they must outlive it), as a method input.
+inline et_tensor float32_tensor(const std::vector<int64_t>& sizes, std::vector<float>& data) {
+  et_tensor t{};
+  t.struct_size = sizeof t;
+  t.dtype = ET_DTYPE_FLOAT32;
+  t.rank = static_cast<int32_t>(sizes.size());
+  t.sizes = sizes.data();
+  t.data = data.data();
+  t.nbytes = t.capacity_bytes = data.size() * sizeof(float);
+  return t;
+}
+
 // A one-element int64 tensor the test kernels write their answer into.
 struct Int64Slot {
   int64_t value = -1;

@@ -53,11 +53,16 @@ et_error* Method::load(std::shared_ptr<Program> program, const std::string& name
   method->input_set_.assign(method->inputs_.size(), false);
   method->find_reused_inputs();
   if (et_error* error = method->fold_constant_layout_ops()) return error;
+  method->plan_call_checks();
+  if (et_error* error = method->prepare_kernels()) return error;
   *out = std::move(method);
   return nullptr;
 }
 
 Method::~Method() {
+  for (std::vector<Instruction>& chain : chains_)
+    for (Instruction& instr : chain)
+      if (instr.kernel.state != nullptr) instr.kernel.release(instr.kernel.user_data, instr.kernel.state);
   for (Delegate& d : delegates_)
     if (d.initialised && d.backend.destroy != nullptr) d.backend.destroy(d.backend.user_data, d.handle);
 }
@@ -161,7 +166,7 @@ et_error* Method::init_instructions(Resolver& resolver, std::vector<std::string>
           instr.name = s.name;
           instr.plugin = s.kernel.plugin;
           instr.prim = s.prim;
-          instr.kernel = {s.kernel.fn, s.kernel.user_data};
+          instr.kernel = {s.kernel.fn, s.kernel.user_data, s.kernel.prepare, s.kernel.run_prepared, s.kernel.release};
           args = call->args();
           break;
         }
@@ -198,6 +203,57 @@ et_error* Method::init_instructions(Resolver& resolver, std::vector<std::string>
     }
   }
   return nullptr;
+}
+
+// Kernels that prepare (ABI 1.4) get each of their instructions once, with the arguments every call will see:
+// after memory planning (tensors point at their memory) and folding (folded instructions never run).
+et_error* Method::prepare_kernels() {
+  for (size_t c = 0; c < chains_.size(); ++c)
+    for (size_t pc = 0; pc < chains_[c].size(); ++pc) {
+      Instruction& instr = chains_[c][pc];
+      if (instr.kind != Kind::Kernel || instr.kernel.prepare == nullptr) continue;
+      for (int32_t list : instr.int_lists) materialise(list);
+      void* state = nullptr;
+      if (et_error* error = instr.kernel.prepare(instr.kernel.user_data, instr.args.data(), instr.args.size(), &state)) {
+        if (state != nullptr) instr.kernel.release(instr.kernel.user_data, state);
+        error->message = "preparing the kernel failed: " + error->message;
+        return fail_at(c, pc, instr, error);
+      }
+      instr.kernel.state = state;
+    }
+  return nullptr;
+}
+
+// What each call must do before the kernel runs, decided once: planned and constant tensors always have their
+// data, so only the others (inputs the caller provides, values freed during the run) need a check; an int list
+// whose items nothing writes (constants, not inputs, never an instruction's argument or a move's target) was
+// materialised at load and stays so. A Move may put any tensor into any value: with moves every tensor argument
+// is checked.
+void Method::plan_call_checks() {
+  bool moves = false;
+  std::vector<bool> written(values_.size(), false);
+  for (int32_t input : inputs_) written[static_cast<size_t>(input)] = true;
+  for (const std::vector<Instruction>& chain : chains_)
+    for (const Instruction& instr : chain) {
+      moves |= instr.kind == Kind::Move;
+      if (instr.kind == Kind::Move) written[static_cast<size_t>(instr.move.to)] = true;
+      for (int32_t a : instr.arg_values) written[static_cast<size_t>(a)] = true;
+    }
+  for (std::vector<Instruction>& chain : chains_)
+    for (Instruction& instr : chain) {
+      for (size_t i = 0; i < instr.args.size(); ++i) {
+        const TensorState* state = tensor_state(instr.arg_values[i]);
+        bool has_data = state != nullptr && (state->planned || state->tensor.is_const);
+        if (instr.args[i]->tag == ET_VALUE_TENSOR && (moves || !has_data))
+          instr.data_checks.push_back(static_cast<uint32_t>(i));
+      }
+      std::erase_if(instr.int_lists, [&](int32_t list) {
+        if (moves) return false;
+        for (int32_t item : values_[list].item_values)
+          if (item < 0 || written[static_cast<size_t>(item)]) return false;
+        return true;
+      });
+    }
 }
 
 }  // namespace etrt

@@ -57,6 +57,11 @@ class Method {
   struct KernelTarget {
     et_kernel_fn fn = nullptr;
     void* user_data = nullptr;
+    // ABI 1.4: set when the kernel prepared this instruction (state != nullptr); released with the method.
+    et_kernel_prepare_fn prepare = nullptr;
+    et_kernel_run_prepared_fn run_prepared = nullptr;
+    et_kernel_release_fn release = nullptr;
+    void* state = nullptr;
   };
   struct MoveOperands {
     int32_t from = 0, to = 0;
@@ -73,6 +78,7 @@ class Method {
     std::vector<et_value*> args;
     std::vector<int32_t> arg_values;  // their value indices
     std::vector<int32_t> int_lists;   // IntList arguments to materialise before the call
+    std::vector<uint32_t> data_checks;  // arguments that may be tensors without data (check_tensor_data)
     KernelTarget kernel;              // Kernel, Folded
     PrimOpFn prim = nullptr;          // Prim
     size_t delegate = 0;              // Delegate: index into delegates_
@@ -122,6 +128,10 @@ class Method {
   et_error* init_instructions(Resolver& resolver, std::vector<std::string>* missing);
   // method_folding.cpp
   et_error* fold_constant_layout_ops();
+  // method.cpp: per-instruction kernel states (ABI 1.4), after folding; released by the destructor.
+  et_error* prepare_kernels();
+  // method.cpp: which arguments check_tensor_data looks at, which int lists each call materialises.
+  void plan_call_checks();
   // method_execute.cpp
   et_error* call(Instruction& instr, et_exec_context* context);
   // One loop for both: the untraced instantiation has no tracing code at all.

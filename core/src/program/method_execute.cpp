@@ -22,7 +22,7 @@ et_error* Method::fail_at(size_t chain, size_t pc, const Instruction& instr, et_
 // A tensor with bytes but no data (freed, or an unplanned value nothing set)
 // must not reach a kernel: plugins may assume data is there.
 et_error* Method::check_tensor_data(const Instruction& instr) const {
-  for (size_t i = 0; i < instr.args.size(); ++i) {
+  for (uint32_t i : instr.data_checks) {
     const et_value* arg = instr.args[i];
     if (arg->tag == ET_VALUE_TENSOR && arg->tensor->data == nullptr && arg->tensor->nbytes > 0 &&
         !(instr.kind == Kind::Prim && i + 1 == instr.args.size()))  // et_view's out gets its data from the op
@@ -36,7 +36,8 @@ et_error* Method::check_tensor_data(const Instruction& instr) const {
 et_error* Method::call(Instruction& instr, et_exec_context* context) {
   if (instr.kind != Kind::Delegate)
     for (int32_t list : instr.int_lists) materialise(list);
-  if (et_error* error = check_tensor_data(instr)) return error;
+  if (!instr.data_checks.empty())  // planned and constant tensors need none (plan_call_checks)
+    if (et_error* error = check_tensor_data(instr)) return error;
   et_error* error = nullptr;
   switch (instr.kind) {
     case Kind::Prim:
@@ -48,7 +49,11 @@ et_error* Method::call(Instruction& instr, et_exec_context* context) {
       break;
     }
     default:
-      error = instr.kernel.fn(instr.kernel.user_data, context, instr.args.data(), instr.args.size());
+      if (instr.kernel.state != nullptr)
+        error = instr.kernel.run_prepared(instr.kernel.user_data, instr.kernel.state, context, instr.args.data(),
+                                          instr.args.size());
+      else
+        error = instr.kernel.fn(instr.kernel.user_data, context, instr.args.data(), instr.args.size());
       break;
   }
   scratch_.reset();

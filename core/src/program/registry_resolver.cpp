@@ -12,6 +12,9 @@ class RegistryResolver final : public Resolver {
     if (et_error* error = Registry::instance().find(ET_ENTRY_OPERATOR, name, &provider)) return error;
     out->fn = provider.kernel.fn;
     out->user_data = provider.kernel.user_data;
+    out->prepare = provider.kernel.prepare;
+    out->run_prepared = provider.kernel.run_prepared;
+    out->release = provider.kernel.release;
     out->plugin = provider.plugin->name;
     return nullptr;
   }

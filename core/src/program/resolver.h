@@ -14,6 +14,10 @@ namespace etrt {
 struct ResolvedKernel {
   et_kernel_fn fn = nullptr;
   void* user_data = nullptr;
+  // ABI 1.4 (et_kernel_prepare_fn): all three, or none.
+  et_kernel_prepare_fn prepare = nullptr;
+  et_kernel_run_prepared_fn run_prepared = nullptr;
+  et_kernel_release_fn release = nullptr;
   std::string plugin;  // who serves it, for errors
 };
 

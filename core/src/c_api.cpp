@@ -1,4 +1,5 @@
 // The exported C functions of libetrt: thin shells over Registry and ThreadPool.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,6 +27,25 @@ bool fits(const T* out) {
 int32_t find_provider(int32_t kind, const char* name, etrt::Provider* provider, et_error** error) {
   if (name == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "name is null"), error);
   return hand_over(Registry::instance().find(kind, name, provider), error);
+}
+
+// Descriptors grow with the ABI's minor: copy only the prefix the caller's
+// struct_size says it has room for, so a host compiled against an older etrt.h
+// is not overrun, and report the size copied.
+template <typename T>
+int32_t find_descriptor(int32_t kind, T etrt::loader::Registration::*descriptor, const char* name, T* out,
+                        const char* what, et_error** error) {
+  if (out != nullptr && out->struct_size < sizeof(size_t))
+    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, std::string(what) +
+                                                             ": out->struct_size is not set (set it to sizeof the struct)"),
+                     error);
+  etrt::Provider provider;
+  int32_t status = find_provider(kind, name, &provider, error);
+  if (status != ET_OK || out == nullptr) return status;
+  size_t size = std::min(out->struct_size, sizeof(T));
+  std::memcpy(out, &(provider.*descriptor), size);
+  out->struct_size = size;
+  return ET_OK;
 }
 
 }  // namespace
@@ -112,24 +132,15 @@ const char* et_manifest_at(size_t index) {
 }
 
 int32_t et_find_kernel(const char* name, et_kernel_descriptor* out, et_error** error) {
-  etrt::Provider provider;
-  int32_t status = find_provider(ET_ENTRY_OPERATOR, name, &provider, error);
-  if (status == ET_OK && out != nullptr) *out = provider.kernel;
-  return status;
+  return find_descriptor(ET_ENTRY_OPERATOR, &etrt::loader::Registration::kernel, name, out, "et_find_kernel", error);
 }
 
 int32_t et_find_backend(const char* id, et_backend_descriptor* out, et_error** error) {
-  etrt::Provider provider;
-  int32_t status = find_provider(ET_ENTRY_BACKEND, id, &provider, error);
-  if (status == ET_OK && out != nullptr) *out = provider.backend;
-  return status;
+  return find_descriptor(ET_ENTRY_BACKEND, &etrt::loader::Registration::backend, id, out, "et_find_backend", error);
 }
 
 int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** error) {
-  etrt::Provider provider;
-  int32_t status = find_provider(ET_ENTRY_TRACER, name, &provider, error);
-  if (status == ET_OK && out != nullptr) *out = provider.tracer;
-  return status;
+  return find_descriptor(ET_ENTRY_TRACER, &etrt::loader::Registration::tracer, name, out, "et_find_tracer", error);
 }
 
 int32_t et_registry_planned_provider(int32_t kind, const char* name, et_plugin_record* out) {

@@ -25,6 +25,7 @@ TEST(Abi13, HostSpeaksTheNewMinorAndFillsTheTracingEntries) {
 TEST(Abi13, ATracerWithoutSessionsStillRegistersButCannotBeEnabled) {
   etrt::Runtime::get().load_plugin(manifest_path("good"));
   et_tracer_descriptor tracer{};
+  tracer.struct_size = sizeof tracer;
   ASSERT_EQ(et_find_tracer("test_good_tracer", &tracer, nullptr), ET_OK);
   EXPECT_EQ(tracer.session_create, nullptr);
   try {

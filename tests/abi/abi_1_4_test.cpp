@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -36,11 +38,34 @@ TEST(Abi14, KernelsOptimizedPreparesItsHotKernels) {
   for (const char* op : {"aten::add.out", "aten::mul.out", "aten::relu.out", "aten::where.self_out",
                          "aten::view_copy.out", "aten::permute_copy.out"}) {
     et_kernel_descriptor kernel{};
+    kernel.struct_size = sizeof kernel;
     ASSERT_EQ(et_find_kernel(op, &kernel, nullptr), ET_OK) << op;
     EXPECT_NE(kernel.prepare, nullptr) << op;
     EXPECT_NE(kernel.run_prepared, nullptr) << op;
     EXPECT_NE(kernel.release, nullptr) << op;
   }
+}
+
+// A host compiled against a 1.3 etrt.h passes the smaller descriptor: the lookup writes no byte past it.
+TEST(Abi14, LookupWritesOnlyTheDescriptorPrefixTheCallerHasRoomFor) {
+  struct {
+    et_kernel_descriptor kernel;
+    unsigned char canary[64];
+  } out;
+  std::memset(&out, 0xAB, sizeof out);
+  const size_t size_1_3 = offsetof(et_kernel_descriptor, prepare);
+  out.kernel.struct_size = size_1_3;
+  ASSERT_EQ(et_find_kernel("aten::add.out", &out.kernel, nullptr), ET_OK);
+  EXPECT_EQ(out.kernel.struct_size, size_1_3);
+  EXPECT_NE(out.kernel.fn, nullptr);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&out);
+  for (size_t i = size_1_3; i < sizeof out; ++i) ASSERT_EQ(bytes[i], 0xAB) << "byte " << i << " overwritten";
+
+  et_kernel_descriptor unset{};
+  et_error* error = nullptr;
+  EXPECT_EQ(et_find_kernel("aten::add.out", &unset, &error), ET_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(et_error_message(error), ::testing::HasSubstr("et_find_kernel: out->struct_size is not set"));
+  et_error_destroy(error);
 }
 
 TEST(Abi14, AKernelWithPrepareButNoRunPreparedIsRefused) {

@@ -31,6 +31,7 @@ int main() {
   valpha.as_int = 2;
 
   et_kernel_descriptor kernel{};
+  kernel.struct_size = sizeof kernel;
   et_error* error = nullptr;
   if (et_find_kernel("aten::add.out", &kernel, &error) != ET_OK) {
     std::fprintf(stderr, "as_needed_host: %s\n", et_error_message(error));

@@ -51,6 +51,7 @@ TEST(LazyLoading, SixteenThreadsLookingUpOneNameLoadItOnce) {
     threads.emplace_back([&] {
       start.arrive_and_wait();
       et_kernel_descriptor kernel{};
+      kernel.struct_size = sizeof kernel;
       std::string error = error_of([&](et_error** e) { return et_find_kernel("test::concurrent_op", &kernel, e); });
       if (error.empty() && kernel.fn != nullptr) {
         ++found;

@@ -14,6 +14,7 @@ namespace {
 TEST(PriorityOrder, HigherPriorityDeclaredProviderWinsOverAnAlreadyLoadedOne) {
   // kernels_optimized (priority 100, default manifests) comes in for add.
   et_kernel_descriptor add{};
+  add.struct_size = sizeof add;
   ASSERT_EQ(et_find_kernel("aten::add.out", &add, nullptr), ET_OK);
   ASSERT_TRUE(is_mapped("libetrt_kernels_optimized"));
 
@@ -30,6 +31,7 @@ TEST(PriorityOrder, HigherPriorityDeclaredProviderWinsOverAnAlreadyLoadedOne) {
   EXPECT_TRUE(is_mapped("libetrt_test_relu_200"));
   // kernels_optimized still serves what nobody outranks it for.
   et_kernel_descriptor again{};
+  again.struct_size = sizeof again;
   ASSERT_EQ(et_find_kernel("aten::add.out", &again, nullptr), ET_OK);
   EXPECT_EQ(again.fn, add.fn);
 }

@@ -87,6 +87,7 @@ struct Int64Slot {
 // throws with the runtime's message.
 inline int64_t call_reporting_kernel(const std::string& name) {
   et_kernel_descriptor kernel{};
+  kernel.struct_size = sizeof kernel;
   et_error* error = nullptr;
   if (et_find_kernel(name.c_str(), &kernel, &error) != ET_OK) {
     std::string message = et_error_message(error);

@@ -129,7 +129,11 @@ ET_API size_t et_manifest_count(void);
 ET_API const char* et_manifest_at(size_t index);
 
 /* Looks a kernel up, loading the plugin that provides it on first need.
- * *out is a copy of the winning descriptor; its strings live until exit. */
+ * *out receives a copy of the winning descriptor; its strings live until exit.
+ * Set out->struct_size to sizeof the struct first: descriptors grow with the
+ * ABI's minor, and only that many bytes are written (struct_size then holds the
+ * size written). An unset struct_size is ET_ERR_INVALID_ARGUMENT. out may be NULL
+ * (only checks that a provider exists). Same for backends and tracers. */
 ET_API int32_t et_find_kernel(const char* name, et_kernel_descriptor* out, et_error** error);
 ET_API int32_t et_find_backend(const char* id, et_backend_descriptor* out, et_error** error);
 ET_API int32_t et_find_tracer(const char* name, et_tracer_descriptor* out, et_error** error);

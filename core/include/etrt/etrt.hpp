@@ -133,6 +133,7 @@ class Runtime {
 
   et_kernel_descriptor find_kernel(const std::string& name) const {
     et_kernel_descriptor kernel{};
+    kernel.struct_size = sizeof kernel;
     et_error* error = nullptr;
     int32_t status = et_find_kernel(name.c_str(), &kernel, &error);
     check(status, error);
@@ -140,6 +141,7 @@ class Runtime {
   }
   et_backend_descriptor find_backend(const std::string& id) const {
     et_backend_descriptor backend{};
+    backend.struct_size = sizeof backend;
     et_error* error = nullptr;
     int32_t status = et_find_backend(id.c_str(), &backend, &error);
     check(status, error);

@@ -1,6 +1,7 @@
 // `etrt run` and `etrt inspect`: run a method of a .pte, or describe it
 // (and which plugin would serve each operator) without running anything.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -136,6 +137,33 @@ bool write_file(const std::string& path, const std::string& bytes, std::string* 
   ok = std::fclose(file) == 0 && ok;
   if (!ok) *error = path + ": cannot write";
   return ok;
+}
+
+// NumPy has no bfloat16: a bfloat16 input is given as float32 (rounded to nearest
+// even here) and a bfloat16 output is written as float32 (exact).
+void float32_to_bfloat16(NpyArray* array) {
+  std::vector<uint8_t> bits(array->data.size() / 2);
+  for (size_t i = 0; i < bits.size() / 2; ++i) {
+    uint32_t x;
+    std::memcpy(&x, array->data.data() + 4 * i, 4);
+    uint16_t b = std::isnan(std::bit_cast<float>(x)) ? static_cast<uint16_t>((x >> 16) | 0x40)
+                                                     : static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    std::memcpy(bits.data() + 2 * i, &b, 2);
+  }
+  array->data = std::move(bits);
+  array->dtype = ET_DTYPE_BFLOAT16;
+}
+
+void bfloat16_to_float32(NpyArray* array) {
+  std::vector<uint8_t> wide(array->data.size() * 2);
+  for (size_t i = 0; i < array->data.size() / 2; ++i) {
+    uint16_t b;
+    std::memcpy(&b, array->data.data() + 2 * i, 2);
+    uint32_t x = static_cast<uint32_t>(b) << 16;
+    std::memcpy(wide.data() + 4 * i, &x, 4);
+  }
+  array->data = std::move(wide);
+  array->dtype = ET_DTYPE_FLOAT32;
 }
 
 // Inputs the user did not give: deterministic values of the right shape
@@ -328,6 +356,7 @@ int run_run_command(int argc, char** argv) {
         return 1;
       }
       NpyArray& a = arrays[i];
+      if (v.dtype == ET_DTYPE_BFLOAT16 && a.dtype == ET_DTYPE_FLOAT32) float32_to_bfloat16(&a);
       strides[i].assign(a.shape.size(), 1);
       for (size_t d = a.shape.size(); d-- > 1;) strides[i][d - 1] = strides[i][d] * std::max<int64_t>(a.shape[d], 1);
       et_tensor& t = tensors[i];
@@ -398,6 +427,7 @@ int run_run_command(int argc, char** argv) {
         out.shape.assign(value.tensor->sizes, value.tensor->sizes + value.tensor->rank);
         const auto* bytes = static_cast<const uint8_t*>(value.tensor->data);
         out.data.assign(bytes, bytes + value.tensor->nbytes);
+        if (out.dtype == ET_DTYPE_BFLOAT16) bfloat16_to_float32(&out);
         std::string path = options.output_dir + "/output_" + std::to_string(i) + ".npy", error;
         if (!etrt::tools::write_npy(path, out, &error)) {
           std::fprintf(stderr, "etrt run: %s\n", error.c_str());

@@ -266,3 +266,20 @@ def test_memory_and_file_limits_are_configurable():
     result = run("run", str(mlp), env_extra={"ETRT_MAX_FILE_SIZE": "lots", "ETRT_LOG_LEVEL": "warn"})
     assert result.returncode == 0, result.stderr
     assert "ETRT_MAX_FILE_SIZE='lots' is not a byte size" in result.stderr
+
+
+def test_run_takes_and_writes_bfloat16_as_float32(tmp_path):
+    # NumPy has no bfloat16 (the zoo's sdpa model takes bfloat16 inputs): the command takes them
+    # as float32 .npy, rounded to nearest even, and writes bfloat16 outputs as float32 (exact).
+    import numpy as np
+    x = np.array([[1.5, -2.0, 0.25], [3.0, 1.0 + 2.0 ** -8, -1.0 - 3 * 2.0 ** -8]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    result = run("run", str(SOURCE / "tests" / "python_package" / "programs" / "bfloat16_identity.pte"),
+                 "--input", str(tmp_path / "x.npy"), "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert "output 0: bfloat16 [2, 3]" in result.stdout
+    out = np.load(tmp_path / "out" / "output_0.npy")
+    assert out.dtype == np.float32
+    # bfloat16 steps by 2^-7 above 1: 1 + 2^-8 ties between 1 and 1 + 2^-7 and goes to the even 1;
+    # 1 + 3*2^-8 ties between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
+    assert out.tolist() == [[1.5, -2.0, 0.25], [3.0, 1.0, -1.0 - 2.0 ** -6]]

@@ -123,6 +123,33 @@ et_error* sym_numel(et_value* const* args, size_t nargs) {
   return nullptr;
 }
 
+// _local_scalar_dense(self, out): the one element of self as a number (Tensor.item();
+// ExecuTorch's Llama export reads its start position this way).
+et_error* local_scalar_dense(et_value* const* args, size_t nargs) {
+  constexpr std::string_view op = "aten::_local_scalar_dense";
+  if (nargs != 2 || args[0]->tag != ET_VALUE_TENSOR) return fail(op, "expected (tensor, out)");
+  const et_tensor* t = args[0]->tensor;
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->rank; ++i) n *= t->sizes[i];
+  if (n != 1) return fail(op, "self must have exactly one element, has " + std::to_string(n));
+  const void* p = t->data;
+  switch (t->dtype) {
+    case ET_DTYPE_UINT8: store(args[1], true, *static_cast<const uint8_t*>(p), 0); break;
+    case ET_DTYPE_INT8: store(args[1], true, *static_cast<const int8_t*>(p), 0); break;
+    case ET_DTYPE_INT16: store(args[1], true, *static_cast<const int16_t*>(p), 0); break;
+    case ET_DTYPE_INT32: store(args[1], true, *static_cast<const int32_t*>(p), 0); break;
+    case ET_DTYPE_INT64: store(args[1], true, *static_cast<const int64_t*>(p), 0); break;
+    case ET_DTYPE_FLOAT32: store(args[1], false, 0, *static_cast<const float*>(p)); break;
+    case ET_DTYPE_FLOAT64: store(args[1], false, 0, *static_cast<const double*>(p)); break;
+    case ET_DTYPE_BOOL:
+      args[1]->tag = ET_VALUE_BOOL;
+      args[1]->as_int = *static_cast<const uint8_t*>(p) != 0;
+      break;
+    default: return fail(op, "dtype " + std::to_string(t->dtype) + " is not supported");
+  }
+  return nullptr;
+}
+
 // et_view(self, size, out): out takes the new shape (one -1 inferred) and
 // aliases self's data.
 et_error* et_view(et_value* const* args, size_t nargs) {
@@ -179,6 +206,7 @@ struct PrimEntry {
 constexpr PrimEntry kPrimOps[] = {
     {"aten::sym_size.int", sym_size},
     {"aten::sym_numel", sym_numel},
+    {"aten::_local_scalar_dense", local_scalar_dense},
     {"executorch_prim::et_view.default", et_view},
     {"executorch_prim::add.Scalar", arithmetic<'+'>},
     {"executorch_prim::sub.Scalar", arithmetic<'-'>},

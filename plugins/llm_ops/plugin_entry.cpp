@@ -1,0 +1,32 @@
+// The llm_ops plugin: its kernel table (from operators.def), init and ABI entry.
+#include "llm_ops.h"
+
+namespace etrt_llm {
+
+etrt::plugin::Host host;
+
+namespace {
+
+constexpr etrt::plugin::KernelDef kKernels[] = {
+#define ETRT_KERNEL(name, fn, signature) etrt::plugin::kernel<fn>(name, signature),
+#include "operators.def"
+#undef ETRT_KERNEL
+};
+
+et_error* init(const et_host_api* api, et_plugin_handle* self) {
+  host.bind(api, self);
+  return etrt::plugin::register_kernels(host, kKernels);
+}
+
+constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "llm_ops",
+                                  "0.1.0",
+                                  "ExecuTorch's LLM custom operators (llama::update_cache, custom_sdpa, "
+                                  "sdpa_with_kv_cache)",
+                                  init};
+
+}  // namespace
+}  // namespace etrt_llm
+
+extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
+  return et_plugin_answer_offer(offer, answer, &etrt_llm::kInfo);
+}

@@ -1,6 +1,8 @@
 // Wrong inputs to good programs: wrong dtype, rank, shape, index, data or
 // method name is a clear error naming the method and input, never a crash, and
 // the method still runs with good inputs afterwards.
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>

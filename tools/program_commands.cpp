@@ -389,7 +389,7 @@ int run_run_command(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     std::printf("%s, method '%s': %zu output(s)\n", options.model.c_str(), options.method.c_str(), info.num_outputs);
     for (size_t i = 0; i < info.num_outputs; ++i) print_summary(method.output(i), i);
-    std::printf("latency over %d runs: min %.3f ms, median %.3f ms (first %.3f ms; method load %.3f ms; %zu threads)\n",
+    std::printf("latency over %d runs: min %.4f ms, median %.4f ms (first %.3f ms; method load %.3f ms; %zu threads)\n",
                 options.iterations, sorted.front(), sorted[sorted.size() / 2], times.front(), load_ms,
                 et_threadpool_size());
     std::printf("plugins loaded:");

@@ -1,0 +1,153 @@
+"""Programs of many small operators: etrt vs ExecuTorch's portable kernels, each
+runtime in its own process, alternating, several rounds (issue 16's targets).
+
+    python3 bench/small_programs.py [--build build] [--rounds 5] [--runs 2000]
+
+Programs: `elementwise22` (the issue's 22-instruction program: sub, abs, add, div,
+clamp, neg, exp, mul, rsqrt, pow, tanh, where, sigmoid, sum, softmax, mean on
+70-element tensors, exported here) and the transformer-style reference programs
+(tests/models/generated/transformer_encoder, two_methods, mlp).
+
+etrt's time is `etrt run`'s median (C++, no Python in the loop, one thread). ExecuTorch
+has no C++ runner in its wheel, so its time is `executorch.runtime`'s execute() minus
+the cost of its Python binding, estimated each round by `baseline`: a one-add
+program taking elementwise22's two [1, 70] inputs (the reference programs' inputs are
+of similar size; a larger estimate only makes the ratio worse for etrt).
+Each cell: median over rounds of each round's median; p99 is ExecuTorch's raw.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATED = ROOT / "tests" / "models" / "generated"
+
+
+def export_small(out_dir: Path):
+    """Child process: writes elementwise22.pte and its baseline, with inputs."""
+    import torch
+    from executorch.exir import to_edge
+
+    class Elementwise22(torch.nn.Module):
+        def forward(self, x, y):
+            a = (x - y).abs() + x
+            b = (a / (y.abs() + 1.0)).clamp(-2.0, 2.0)
+            c = (-b).exp() * x
+            d = (c.abs() + 1.0).rsqrt().pow(2.0).tanh()
+            e = torch.where(d > 0.5, d, x).sigmoid()
+            return torch.softmax(e, -1).mean(-1, keepdim=True) + e.sum(-1, keepdim=True)
+
+    class Baseline(torch.nn.Module):
+        def forward(self, x, y):
+            return (x + y)[:, :1]
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(1, 70), torch.randn(1, 70))
+    for name, module in (("elementwise22", Elementwise22()), ("elementwise22_baseline", Baseline())):
+        program = to_edge(torch.export.export(module.eval(), inputs)).to_executorch()
+        (out_dir / f"{name}.pte").write_bytes(program.buffer)
+    for i, tensor in enumerate(inputs):
+        np.save(out_dir / f"elementwise22_input_{i}.npy", tensor.numpy())
+
+
+def reference_inputs(model: str):
+    meta = json.loads((GENERATED / model / "meta.json").read_text())
+    method, spec = next(iter(meta["methods"].items()))
+    case = spec["cases"][-1]
+    with np.load(GENERATED / model / case["inputs_file"]) as data:
+        return method, [data[f"input_{i}"] for i in range(len(data.files))]
+
+
+def time_executorch(pte: str, method: str, input_files: list, runs: int):
+    """Child process: ExecuTorch's execute() over `runs` calls; prints JSON median/p99 in ms."""
+    import torch
+    from executorch.runtime import Runtime
+
+    inputs = [torch.from_numpy(np.load(f)) for f in input_files]
+    m = Runtime.get().load_program(pte).load_method(method)
+    for _ in range(50):
+        m.execute(inputs)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        m.execute(inputs)
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    samples.sort()
+    print(json.dumps({"median": statistics.median(samples), "p99": samples[int(0.99 * (len(samples) - 1))]}))
+
+
+def etrt_median(build: str, pte: str, method: str, input_files: list, runs: int) -> float:
+    args = [str(Path(build) / "bin" / "etrt"), "run", pte, "--method", method, "--iterations", str(runs)]
+    for f in input_files:
+        args += ["--input", f]
+    out = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "ETRT_NUM_THREADS": "1"})
+    match = re.search(r"median ([0-9.]+) ms", out.stdout)
+    if not match:
+        raise RuntimeError(f"etrt run failed on {pte}:\n{out.stdout}\n{out.stderr}")
+    return float(match.group(1))
+
+
+def executorch_time(pte: str, method: str, input_files: list, runs: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child-executorch", pte, method, str(runs), *input_files],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"ExecuTorch failed on {pte}:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child-executorch":
+        pte, method, runs, *files = sys.argv[2:]
+        time_executorch(pte, method, files, int(runs))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--child-export":
+        export_small(Path(sys.argv[2]))
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=2000)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        subprocess.run([sys.executable, __file__, "--child-export", str(tmp)], check=True)
+        small_inputs = [str(tmp / f"elementwise22_input_{i}.npy") for i in range(2)]
+        baseline = str(tmp / "elementwise22_baseline.pte")
+        cases = [("elementwise22", str(tmp / "elementwise22.pte"), "forward", small_inputs)]
+        for model in ("transformer_encoder", "two_methods", "mlp"):
+            method, arrays = reference_inputs(model)
+            files = []
+            for i, array in enumerate(arrays):
+                files.append(str(tmp / f"{model}_input_{i}.npy"))
+                np.save(files[-1], array)
+            cases.append((model, str(GENERATED / model / "portable.pte"), method, files))
+
+        print(f"{'program':22} {'etrt ms':>9} {'ET ms':>9} {'ET p99':>9} {'ET binding':>10} {'ratio':>7}")
+        for name, pte, method, files in cases:
+            etrt_rounds, et_rounds, p99_rounds, binding_rounds = [], [], [], []
+            for _ in range(args.rounds):  # alternate: each round runs every runtime once, in its own process
+                etrt_rounds.append(etrt_median(args.build, pte, method, files, args.runs))
+                et = executorch_time(pte, method, files, args.runs)
+                et_rounds.append(et["median"])
+                p99_rounds.append(et["p99"])
+                binding_rounds.append(executorch_time(baseline, "forward", small_inputs, args.runs)["median"])
+            etrt_ms = statistics.median(etrt_rounds)
+            et_ms = statistics.median(et_rounds)
+            binding = statistics.median(binding_rounds)
+            ratio = etrt_ms / max(et_ms - binding, 1e-9)
+            print(f"{name:22} {etrt_ms:9.4f} {et_ms:9.4f} {statistics.median(p99_rounds):9.4f} "
+                  f"{binding:10.4f} {ratio:7.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -236,6 +236,13 @@ inline std::string_view returns_of(const char* signature) {
 template <typename T>
 struct Unbox;
 
+// The common case: what read() stores is the parameter itself.
+template <typename T>
+struct UnboxAsIs {
+  using Stored = T;
+  static T get(Stored s) { return s; }
+};
+
 template <>
 struct Unbox<et_tensor> {
   using Stored = et_tensor*;
@@ -262,8 +269,7 @@ template <>
 struct Unbox<const et_tensor*> : Unbox<et_tensor*> {};
 
 template <>
-struct Unbox<TensorList> {
-  using Stored = TensorList;
+struct Unbox<TensorList> : UnboxAsIs<TensorList> {
   static constexpr const char* kExpected = "a Tensor list";
   static bool read(const et_value& v, Stored& s) {
     if (v.tag != ET_VALUE_TENSOR_LIST || (v.items == nullptr && v.count > 0)) return false;
@@ -273,12 +279,10 @@ struct Unbox<TensorList> {
       if (s.items[i] == nullptr) return false;
     return true;
   }
-  static TensorList get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<OptionalTensorList> {
-  using Stored = OptionalTensorList;
+struct Unbox<OptionalTensorList> : UnboxAsIs<OptionalTensorList> {
   static constexpr const char* kExpected = "a Tensor list";
   static bool read(const et_value& v, Stored& s) {
     bool list = v.tag == ET_VALUE_OPTIONAL_TENSOR_LIST || v.tag == ET_VALUE_TENSOR_LIST;
@@ -287,45 +291,37 @@ struct Unbox<OptionalTensorList> {
     s.count = v.count;
     return true;
   }
-  static OptionalTensorList get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<int64_t> {
-  using Stored = int64_t;
+struct Unbox<int64_t> : UnboxAsIs<int64_t> {
   static constexpr const char* kExpected = "an int";
   static bool read(const et_value& v, Stored& s) {
     s = v.as_int;
     return v.tag == ET_VALUE_INT || v.tag == ET_VALUE_BOOL;
   }
-  static int64_t get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<double> {
-  using Stored = double;
+struct Unbox<double> : UnboxAsIs<double> {
   static constexpr const char* kExpected = "a float";
   static bool read(const et_value& v, Stored& s) {
     s = v.tag == ET_VALUE_DOUBLE ? v.as_double : static_cast<double>(v.as_int);
     return v.tag == ET_VALUE_DOUBLE || v.tag == ET_VALUE_INT || v.tag == ET_VALUE_BOOL;
   }
-  static double get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<bool> {
-  using Stored = bool;
+struct Unbox<bool> : UnboxAsIs<bool> {
   static constexpr const char* kExpected = "a bool";
   static bool read(const et_value& v, Stored& s) {
     s = v.as_int != 0;
     return v.tag == ET_VALUE_BOOL || v.tag == ET_VALUE_INT;
   }
-  static bool get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<Scalar> {
-  using Stored = Scalar;
+struct Unbox<Scalar> : UnboxAsIs<Scalar> {
   static constexpr const char* kExpected = "a Scalar (int, float or bool)";
   static bool read(const et_value& v, Stored& s) {
     switch (v.tag) {
@@ -335,52 +331,44 @@ struct Unbox<Scalar> {
       default: return false;
     }
   }
-  static Scalar get(Stored s) { return s; }
+};
+
+// An int or float list: a view of the value's items.
+template <typename Ref, et_value_tag kTag>
+struct UnboxArray : UnboxAsIs<Ref> {
+  static bool read(const et_value& v, Ref& s) {
+    s = {static_cast<const typename Ref::value_type*>(v.items), v.count};
+    return v.tag == kTag && (v.items != nullptr || v.count == 0);
+  }
 };
 
 template <>
-struct Unbox<IntArrayRef> {
-  using Stored = IntArrayRef;
+struct Unbox<IntArrayRef> : UnboxArray<IntArrayRef, ET_VALUE_INT_LIST> {
   static constexpr const char* kExpected = "an int list";
-  static bool read(const et_value& v, Stored& s) {
-    s = {static_cast<const int64_t*>(v.items), v.count};
-    return v.tag == ET_VALUE_INT_LIST && (v.items != nullptr || v.count == 0);
-  }
-  static IntArrayRef get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<DoubleArrayRef> {
-  using Stored = DoubleArrayRef;
+struct Unbox<DoubleArrayRef> : UnboxArray<DoubleArrayRef, ET_VALUE_DOUBLE_LIST> {
   static constexpr const char* kExpected = "a float list";
-  static bool read(const et_value& v, Stored& s) {
-    s = {static_cast<const double*>(v.items), v.count};
-    return v.tag == ET_VALUE_DOUBLE_LIST && (v.items != nullptr || v.count == 0);
-  }
-  static DoubleArrayRef get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<ScalarType> {
-  using Stored = ScalarType;
+struct Unbox<ScalarType> : UnboxAsIs<ScalarType> {
   static constexpr const char* kExpected = "a ScalarType (int)";
   static bool read(const et_value& v, Stored& s) {
     s = static_cast<ScalarType>(v.as_int);
     return v.tag == ET_VALUE_INT;
   }
-  static ScalarType get(Stored s) { return s; }
 };
 
 template <>
-struct Unbox<std::string_view> {
-  using Stored = std::string_view;
+struct Unbox<std::string_view> : UnboxAsIs<std::string_view> {
   static constexpr const char* kExpected = "a string";
   static bool read(const et_value& v, Stored& s) {
     if (v.tag != ET_VALUE_STRING || (v.items == nullptr && v.count > 0)) return false;
     s = std::string_view(static_cast<const char*>(v.items), v.count);
     return true;
   }
-  static std::string_view get(Stored s) { return s; }
 };
 
 template <typename T>
@@ -443,12 +431,30 @@ struct BoxedPrepared;
 template <auto F>
 struct Boxed : BoxedPrepared<std::remove_cv_t<decltype(F)>> {};
 
+// The parameters after the leading Call / Prepare&, for comparing a kernel's with its prepare function's.
+template <typename... P>
+struct ParamList {};
+template <typename First, typename... Rest>
+ParamList<std::remove_cvref_t<Rest>...> params_after_lead(et_error* (*)(First, Rest...));
+
+// The parameters F takes from the program: all of them, or all after the leading Call / Prepare&.
+template <bool kDropLead, typename... P>
+struct SchemaParams {
+  using type = ParamList<P...>;
+};
+template <typename First, typename... Rest>
+struct SchemaParams<true, First, Rest...> {
+  using type = ParamList<Rest...>;
+};
+
 template <typename... P, et_error* (*F)(P...)>
 struct Boxed<F> {
   template <typename First, typename... Rest>
   static constexpr bool first_is_call() { return is_call<First>; }
   static constexpr bool kTakesCall = sizeof...(P) > 0 && first_is_call<P..., void>();
   static constexpr size_t kParams = sizeof...(P) - (kTakesCall ? 1 : 0);
+  using Params = typename SchemaParams<kTakesCall, P...>::type;
+  using Indices = std::make_index_sequence<kParams>;
 
   static et_error* call(void* user_data, et_exec_context* context, et_value* const* args, size_t nargs) noexcept {
     return call_with<true>(user_data, nullptr, context, args, nargs);
@@ -463,9 +469,9 @@ struct Boxed<F> {
     try {
       if constexpr (kTakesCall) {
         Call c{def.name, context, state};
-        return invoke(def, c, args);
+        return unbox_and_call(def, args, Params{}, Indices{}, c);
       } else {
-        return unbox_and_call_plain(def, args, std::make_index_sequence<kParams>{});
+        return unbox_and_call(def, args, Params{}, Indices{});
       }
     } catch (...) {
       return exception_error(def);
@@ -474,25 +480,19 @@ struct Boxed<F> {
   // F(lead, the unboxed arguments): lead is the Call or the Prepare&; arguments checked by check_arguments.
   template <typename Lead>
   static et_error* invoke(const KernelDef& def, Lead& lead, et_value* const* args) {
-    return unbox_and_call<P...>(def, lead, args, std::make_index_sequence<kParams>{});
+    return unbox_and_call(def, args, Params{}, Indices{}, lead);
   }
 
  private:
-  template <typename CallParam, typename... Q, typename Lead, size_t... I>
-  static et_error* unbox_and_call(const KernelDef& def, Lead& lead, et_value* const* args, std::index_sequence<I...>) {
+  // F(lead..., the unboxed arguments Q...); lead is empty for a kernel without a Call.
+  template <typename... Q, size_t... I, typename... Lead>
+  static et_error* unbox_and_call(const KernelDef& def, et_value* const* args, ParamList<Q...>,
+                                  std::index_sequence<I...>, Lead&... lead) {
     std::tuple<typename UnboxOf<Q>::Stored...> stored;
     size_t bad = sizeof...(Q);
     bool ok = ((UnboxOf<Q>::read(*args[I], std::get<I>(stored)) || (bad = I, false)) && ...);
     if (!ok) return argument_error(def, bad, expected_at(bad, std::type_identity<Q>{}...), *args[bad]);
-    return F(lead, UnboxOf<Q>::get(std::get<I>(stored))...);
-  }
-  template <size_t... I>
-  static et_error* unbox_and_call_plain(const KernelDef& def, et_value* const* args, std::index_sequence<I...>) {
-    std::tuple<typename UnboxOf<P>::Stored...> stored;
-    size_t bad = sizeof...(P);
-    bool ok = ((UnboxOf<P>::read(*args[I], std::get<I>(stored)) || (bad = I, false)) && ...);
-    if (!ok) return argument_error(def, bad, expected_at(bad, std::type_identity<P>{}...), *args[bad]);
-    return F(UnboxOf<P>::get(std::get<I>(stored))...);
+    return F(lead..., UnboxOf<Q>::get(std::get<I>(stored))...);
   }
   template <typename... Q>
   [[gnu::cold, gnu::noinline]] static std::string expected_at(size_t index, std::type_identity<Q>...) {
@@ -500,12 +500,6 @@ struct Boxed<F> {
     return texts[index];
   }
 };
-
-// The parameters after the leading Call / Prepare&, for comparing a kernel's with its prepare function's.
-template <typename... P>
-struct ParamList {};
-template <typename First, typename... Rest>
-ParamList<std::remove_cvref_t<Rest>...> params_after_lead(et_error* (*)(First, Rest...));
 
 #if ET_ABI_TARGET_MINOR >= 4
 // A kernel F with its prepare function P: the boxed 1.4 entries.

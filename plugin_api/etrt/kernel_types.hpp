@@ -35,28 +35,22 @@ struct OptionalTensorList {
   et_tensor* const* end() const { return items + count; }
 };
 
-// int[] / SymInt[] (symbolic entries already materialised by the host).
-struct IntArrayRef {
-  const int64_t* items = nullptr;
+// int[] / SymInt[] (symbolic entries already materialised by the host) and float[] (e.g. upsample's
+// scale_factors): a view of the program's list.
+template <typename T>
+struct ArrayRef {
+  using value_type = T;
+  const T* items = nullptr;
   size_t count = 0;
-  const int64_t* data() const { return items; }
+  const T* data() const { return items; }
   size_t size() const { return count; }
   bool empty() const { return count == 0; }
-  int64_t operator[](size_t i) const { return items[i]; }
-  const int64_t* begin() const { return items; }
-  const int64_t* end() const { return items + count; }
+  T operator[](size_t i) const { return items[i]; }
+  const T* begin() const { return items; }
+  const T* end() const { return items + count; }
 };
-
-// float[] (e.g. upsample's scale_factors).
-struct DoubleArrayRef {
-  const double* items = nullptr;
-  size_t count = 0;
-  size_t size() const { return count; }
-  bool empty() const { return count == 0; }
-  double operator[](size_t i) const { return items[i]; }
-  const double* begin() const { return items; }
-  const double* end() const { return items + count; }
-};
+using IntArrayRef = ArrayRef<int64_t>;
+using DoubleArrayRef = ArrayRef<double>;
 
 // ScalarType (an et_dtype code). The kernel checks that it is one it supports.
 enum class ScalarType : int32_t {};

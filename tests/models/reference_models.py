@@ -263,41 +263,29 @@ def build_models() -> List[ModelSpec]:
     def seeded(name):
         torch.manual_seed(seed_for(name))
 
-    seeded("mlp")
-    m = MLP().eval()
-    x = (randn(4, 32),)
-    specs.append(ModelSpec("mlp", "Linear(32,64)+ReLU, Linear(64,64)+ReLU, Linear(64,10), LogSoftmax(-1)",
-                           {"forward": MethodSpec(m, x, [Case("", x)])}))
+    def one_method(name, module_class, make_inputs, description):
+        """A program with one static `forward` and one test case."""
+        seeded(name)
+        m = module_class().eval()
+        x = make_inputs()
+        specs.append(ModelSpec(name, description, {"forward": MethodSpec(m, x, [Case("", x)])}))
 
-    seeded("small_cnn")
-    m = SmallCNN().eval()
-    x = (randn(2, 3, 16, 16),)
-    specs.append(ModelSpec("small_cnn", "Conv-BN(eval, random running stats)-ReLU-MaxPool, Conv-ReLU-AvgPool, "
-                           "AdaptiveAvgPool(1,1), flatten, Linear(16,10)",
-                           {"forward": MethodSpec(m, x, [Case("", x)])}))
-
-    seeded("mobilenet_v2_block")
-    m = MobileNetV2Blocks().eval()
-    x = (randn(1, 16, 16, 16),)
-    specs.append(ModelSpec("mobilenet_v2_block", "Two MobileNetV2 inverted residual blocks (1x1 expand, ReLU6, "
-                           "3x3 depthwise, ReLU6, 1x1 project; residual on block 1, stride 2 on block 2), "
-                           "mean over H,W, Linear(24,10)",
-                           {"forward": MethodSpec(m, x, [Case("", x)])}))
-
-    seeded("resnet_basic")
-    m = ResNetBasic().eval()
-    x = (randn(1, 3, 32, 32),)
-    specs.append(ModelSpec("resnet_basic", "ResNet stem (3x3 conv, BN, ReLU, MaxPool(3,2,1)), two BasicBlocks "
-                           "(second with stride 2 and 1x1 conv+BN downsample), global avg pool, Linear(16,10)",
-                           {"forward": MethodSpec(m, x, [Case("", x)])}))
-
-    seeded("transformer_encoder")
-    m = TransformerEncoder().eval()
-    x = (torch.randint(0, 100, (2, 8), dtype=torch.int64),)
-    specs.append(ModelSpec("transformer_encoder", "Embedding(100,32) of int64 ids + learned positions, pre-LN "
-                           "encoder block: explicit 4-head causal self-attention (bmm, masked_fill with "
-                           "triu(ones) mask, softmax), residual, LayerNorm, GELU MLP(64), residual",
-                           {"forward": MethodSpec(m, x, [Case("", x)])}))
+    one_method("mlp", MLP, lambda: (randn(4, 32),),
+               "Linear(32,64)+ReLU, Linear(64,64)+ReLU, Linear(64,10), LogSoftmax(-1)")
+    one_method("small_cnn", SmallCNN, lambda: (randn(2, 3, 16, 16),),
+               "Conv-BN(eval, random running stats)-ReLU-MaxPool, Conv-ReLU-AvgPool, "
+               "AdaptiveAvgPool(1,1), flatten, Linear(16,10)")
+    one_method("mobilenet_v2_block", MobileNetV2Blocks, lambda: (randn(1, 16, 16, 16),),
+               "Two MobileNetV2 inverted residual blocks (1x1 expand, ReLU6, "
+               "3x3 depthwise, ReLU6, 1x1 project; residual on block 1, stride 2 on block 2), "
+               "mean over H,W, Linear(24,10)")
+    one_method("resnet_basic", ResNetBasic, lambda: (randn(1, 3, 32, 32),),
+               "ResNet stem (3x3 conv, BN, ReLU, MaxPool(3,2,1)), two BasicBlocks "
+               "(second with stride 2 and 1x1 conv+BN downsample), global avg pool, Linear(16,10)")
+    one_method("transformer_encoder", TransformerEncoder, lambda: (torch.randint(0, 100, (2, 8), dtype=torch.int64),),
+               "Embedding(100,32) of int64 ids + learned positions, pre-LN "
+               "encoder block: explicit 4-head causal self-attention (bmm, masked_fill with "
+               "triu(ones) mask, softmax), residual, LayerNorm, GELU MLP(64), residual")
 
     seeded("dynamic_mlp")
     m = DynamicMLP().eval()

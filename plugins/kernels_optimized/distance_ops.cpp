@@ -58,15 +58,7 @@ et_error* cdist_out(Call call, const Tensor& x1, const Tensor& x2, double p, std
     int64_t full[ET_MAX_RANK];
     std::copy(batch, batch + brank, full);
     full[brank] = rows, full[brank + 1] = M;
-    View src = view_of(t), wide;
-    wide.dtype = t.dtype;
-    wide.rank = static_cast<int32_t>(brank + 2);
-    wide.data = src.data;
-    for (int32_t i = 0; i < wide.rank; ++i) {
-      const int32_t sd = i - (wide.rank - src.rank);
-      wide.sizes[i] = full[i];
-      wide.strides[i] = sd >= 0 && src.sizes[sd] != 1 ? src.strides[sd] : 0;
-    }
+    const View wide = view_of(t).broadcast_to(static_cast<int32_t>(brank + 2), full);
     int64_t n = 1;
     for (int32_t i = 0; i < wide.rank; ++i) n *= full[i];
     values->resize(static_cast<size_t>(n));

@@ -362,15 +362,7 @@ et_error* index_put_out(Call call, const Tensor& self, OptionalTensorList indice
   const View ov = view_of(out);
   if (out.data != self.data) copy_view(ov, view_of(self));
   // values as a view of the result's shape (stride 0 on broadcast dims).
-  View vals = view_of(values), wide;
-  wide.dtype = values.dtype;
-  wide.rank = static_cast<int32_t>(plan.rank);
-  wide.data = vals.data;
-  for (int32_t i = 0; i < wide.rank; ++i) {
-    const int32_t vd = i - (wide.rank - vals.rank);
-    wide.sizes[i] = plan.shape[i];
-    wide.strides[i] = vd >= 0 && vals.sizes[vd] != 1 ? vals.strides[vd] : 0;
-  }
+  const View wide = view_of(values).broadcast_to(static_cast<int32_t>(plan.rank), plan.shape);
   const int64_t es = static_cast<int64_t>(element_size(self.dtype));
   if (plan.idx.empty()) {
     if (accumulate) accumulate_view(ov, wide);

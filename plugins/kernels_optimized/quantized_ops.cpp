@@ -534,15 +534,8 @@ et_error* quantized_add_out(Call call, const Tensor& a, double a_scale, int64_t 
   auto widen = [&](const et_tensor& t, const std::vector<double>& v) {
     std::vector<double> wide(static_cast<size_t>(total));
     if (total == 0) return wide;
-    View src = contiguous_view(ET_DTYPE_FLOAT64, t.rank, t.sizes, const_cast<double*>(v.data())), x;
-    x.dtype = ET_DTYPE_FLOAT64;
-    x.rank = static_cast<int32_t>(rank);
-    x.data = src.data;
-    for (int32_t i = 0; i < x.rank; ++i) {
-      const int32_t sd = i - (x.rank - src.rank);
-      x.sizes[i] = shape[i];
-      x.strides[i] = sd >= 0 && src.sizes[sd] != 1 ? src.strides[sd] : 0;
-    }
+    const View x = contiguous_view(ET_DTYPE_FLOAT64, t.rank, t.sizes, const_cast<double*>(v.data()))
+                       .broadcast_to(static_cast<int32_t>(rank), shape);
     copy_view(contiguous_view(ET_DTYPE_FLOAT64, x.rank, shape, wide.data()), x);
     return wide;
   };

@@ -188,15 +188,7 @@ et_error* dense_mask(const char* op, const et_tensor& mask, const int64_t* shape
   for (int64_t i = 0; i < rank; ++i) n *= shape[i];
   bytes->assign(static_cast<size_t>(n), 0);
   if (n == 0) return nullptr;
-  View m = view_of(mask), wide;
-  wide.dtype = ET_DTYPE_BOOL;
-  wide.rank = static_cast<int32_t>(rank);
-  wide.data = m.data;
-  for (int32_t i = 0; i < wide.rank; ++i) {
-    const int32_t md = i - (wide.rank - m.rank);
-    wide.sizes[i] = shape[i];
-    wide.strides[i] = md >= 0 && m.sizes[md] != 1 ? m.strides[md] : 0;
-  }
+  const View wide = view_of(mask).broadcast_to(static_cast<int32_t>(rank), shape);
   copy_view(contiguous_view(ET_DTYPE_BOOL, wide.rank, shape, bytes->data()), wide);
   return nullptr;
 }
@@ -224,15 +216,7 @@ et_error* masked_select_out(Call call, const Tensor& self, const Tensor& mask, T
   const int64_t es = static_cast<int64_t>(element_size(self.dtype));
   char* dense = static_cast<char*>(scratch.get(keep.size() * static_cast<size_t>(es)));
   if (dense == nullptr) return out_of_memory(op);
-  View s = view_of(self), wide;
-  wide.dtype = self.dtype;
-  wide.rank = static_cast<int32_t>(rank);
-  wide.data = s.data;
-  for (int32_t i = 0; i < wide.rank; ++i) {
-    const int32_t sd = i - (wide.rank - s.rank);
-    wide.sizes[i] = shape[i];
-    wide.strides[i] = sd >= 0 && s.sizes[sd] != 1 ? s.strides[sd] : 0;
-  }
+  const View wide = view_of(self).broadcast_to(static_cast<int32_t>(rank), shape);
   copy_view(contiguous_view(self.dtype, wide.rank, shape, dense), wide);
   const View ov = view_of(out);
   int64_t j = 0;

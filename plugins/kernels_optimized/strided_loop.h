@@ -46,6 +46,20 @@ struct View {
     --v.rank;
     return v;
   }
+  // This view broadcast to `shape` (rank >= this rank): dims align from the right; a dim of size 1, or
+  // missing, repeats with stride 0.
+  View broadcast_to(int32_t to_rank, const int64_t* shape) const {
+    View v;
+    v.dtype = dtype;
+    v.rank = to_rank;
+    v.data = data;
+    for (int32_t i = 0; i < to_rank; ++i) {
+      const int32_t own = i - (to_rank - rank);
+      v.sizes[i] = shape[i];
+      v.strides[i] = own >= 0 && sizes[own] != 1 ? strides[own] : 0;
+    }
+    return v;
+  }
   View narrow(int32_t d, int64_t start, int64_t length, int64_t step = 1) const {
     View v = *this;
     v.data += start * strides[d] * static_cast<int64_t>(esize());

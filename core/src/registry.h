@@ -40,6 +40,10 @@ struct PluginRecord {
   int32_t priority = 0;
   uint32_t manifest_abi_major = 0, manifest_abi_minor = 0;
   std::vector<std::string> declared[3];  // by et_entry_kind
+  // The manifest's CPU variants: the level of the library chosen (library_path) and
+  // why; every variant's library, so none is mistaken for a drop-in.
+  std::string cpu_level, cpu_level_reason;
+  std::vector<std::string> variant_libraries;
 
   // Loading. Transitions happen under load_mutex; `state` may be read without it.
   std::mutex load_mutex;

@@ -188,6 +188,13 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
   record->version = manifest.version;
   record->description = manifest.description;
   record->manifest_path = manifest.path;
+  record->source = source;
+  record->priority = manifest.priority;
+  record->manifest_abi_major = manifest.abi_major;
+  record->manifest_abi_minor = manifest.abi_minor;
+  record->declared[ET_ENTRY_OPERATOR] = std::move(manifest.operators);
+  record->declared[ET_ENTRY_BACKEND] = std::move(manifest.backends);
+  record->declared[ET_ENTRY_TRACER] = std::move(manifest.tracers);
   std::string variant_error;
   if (!choose_variant(manifest, record.get(), &variant_error)) {
     // Recorded as failed, so a lookup of what it declares says why it is missing.
@@ -203,13 +210,6 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
     reject(path, variant_error);
     return make_error(ET_ERR_LOAD_FAILED, path + ": " + variant_error);
   }
-  record->source = source;
-  record->priority = manifest.priority;
-  record->manifest_abi_major = manifest.abi_major;
-  record->manifest_abi_minor = manifest.abi_minor;
-  record->declared[ET_ENTRY_OPERATOR] = std::move(manifest.operators);
-  record->declared[ET_ENTRY_BACKEND] = std::move(manifest.backends);
-  record->declared[ET_ENTRY_TRACER] = std::move(manifest.tracers);
   std::string why_not;
   {
     std::unique_lock lock(mutex_);

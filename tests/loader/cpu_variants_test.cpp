@@ -67,7 +67,9 @@ TEST(CpuVariants, TheChosenLibraryIsTheOneMapped) {
   EXPECT_EQ(declared.cpu_level, want_v3 ? "x86-64-v3" : "x86-64");
   EXPECT_EQ(declared.library_path, want_v3 ? v3_file() : baseline_file());
   EXPECT_THAT(declared.cpu_level_reason, HasSubstr("chosen from x86-64, x86-64-v3"));
-  if (!forced.empty()) EXPECT_THAT(declared.cpu_level_reason, HasSubstr("ETRT_CPU_LEVEL=" + forced));
+  if (!forced.empty()) {
+    EXPECT_THAT(declared.cpu_level_reason, HasSubstr("ETRT_CPU_LEVEL=" + forced));
+  }
   EXPECT_FALSE(is_mapped(kFile)) << "nothing is loaded before a kernel is needed";
 
   ASSERT_EQ(load_kernels(), "");

@@ -194,7 +194,7 @@ TEST_F(ManifestVariants, ALevelDeclaredTwiceIsRefused) {
   "cpu_level": "x86-64-v3",
   "variants": [{"cpu_level": "x86-64-v3", "library": "v3/libk.so.1"}],)");
   EXPECT_FALSE(read_manifest(path, &m, &error));
-  EXPECT_THAT(error, AllOf(HasSubstr(path + ":7: field 'variants[0]'"), HasSubstr("'x86-64-v3' is declared twice")));
+  EXPECT_THAT(error, AllOf(HasSubstr(path + ":8: field 'variants[0]'"), HasSubstr("'x86-64-v3' is declared twice")));
 }
 
 TEST_F(ManifestVariants, OneFileForTwoLevelsIsRefused) {

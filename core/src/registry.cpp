@@ -215,10 +215,27 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
     std::unique_lock lock(mutex_);
     for (auto& other : plugins_)
       if (other->manifest_path == record->manifest_path) return nullptr;  // this very file, again
+    retire_variant_drop_ins_locked(*record);
     if (add_record_locked(std::move(record), &why_not) != nullptr) return nullptr;
   }
   reject(path, why_not);
   return make_error(ET_ERR_ALREADY_EXISTS, path + ": " + why_not);
+}
+
+// A directory on ETRT_PLUGIN_PATH read before this manifest may have offered one
+// of its CPU variants as a drop-in: that file is this plugin, not another one.
+void Registry::retire_variant_drop_ins_locked(const PluginRecord& record) {
+  for (auto& other : plugins_) {
+    const auto& variants = record.variant_libraries;
+    if (!other->manifest_path.empty() || std::find(variants.begin(), variants.end(), other->library_path) == variants.end())
+      continue;
+    std::unique_lock<std::mutex> other_loading(other->load_mutex, std::try_to_lock);
+    if (!other_loading.owns_lock() || other->state.load() != ET_PLUGIN_DECLARED) continue;
+    other->failure = "a CPU variant of plugin '" + record.name + "', declared by " + record.manifest_path;
+    other->failure_code = ET_ERR_ALREADY_EXISTS;
+    other->state.store(ET_PLUGIN_FAILED);
+    rejections_.emplace_back(other->library_path, other->failure);
+  }
 }
 
 et_error* Registry::add_drop_in(const std::string& path, int32_t source) {

@@ -88,6 +88,7 @@ class Registry {
 
  private:
   Registry() = default;
+  void retire_variant_drop_ins_locked(const PluginRecord& record);
   PluginRecord* add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not);
   PluginRecord* find_record_by_library_locked(const std::string& real_path);
   PluginRecord* next_candidate_locked(int32_t kind, const std::string& name, const PluginRecord* winner);

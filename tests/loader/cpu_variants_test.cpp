@@ -113,6 +113,23 @@ TEST(CpuVariantsBadSetting, LevelAboveTheHostIsRefused) {
   EXPECT_FALSE(is_mapped(kFile));
 }
 
+// ETRT_PLUGIN_PATH names the x86-64-v3 directory (read before the default
+// manifests) and ETRT_CPU_LEVEL=x86-64: the variant there is kernels_optimized's,
+// not a drop-in of its own, and only the baseline is loaded.
+TEST(CpuVariantsOnPluginPath, AVariantDirectoryIsNotADropIn) {
+  ASSERT_EQ(forced_level(), "x86-64");
+  bool seen = false;
+  for (const etrt::PluginInfo& plugin : etrt::Runtime::get().plugins()) {
+    if (plugin.library_path != v3_file()) continue;
+    seen = true;
+    EXPECT_EQ(plugin.state, ET_PLUGIN_FAILED);
+    EXPECT_THAT(plugin.failure, HasSubstr("a CPU variant of plugin 'kernels_optimized'"));
+  }
+  EXPECT_TRUE(seen) << "the drop-in directory was not read";
+  etrt::Runtime::get().load_all_plugins();
+  EXPECT_EQ(mapped_files_containing(kFile), std::vector<std::string>{baseline_file()});
+}
+
 #endif  // __x86_64__
 
 // A variant the manifest declares but whose file is missing: a clear error

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -131,6 +132,23 @@ TEST(CpuVariantsOnPluginPath, AVariantDirectoryIsNotADropIn) {
 }
 
 #endif  // __x86_64__
+
+// A caller built before et_plugin_record gained the CPU level fields passes the
+// shorter struct: it gets that prefix and nothing is written past it.
+TEST(CpuVariants, ARecordFromBeforeTheLevelFieldsStillWorks) {
+  ASSERT_GT(et_plugin_count(), 0u);
+  const char* untouched = "untouched";
+  et_plugin_record old{};
+  old.struct_size = offsetof(et_plugin_record, cpu_level);
+  old.cpu_level = untouched;
+  ASSERT_EQ(et_plugin_at(0, &old), ET_OK);
+  EXPECT_EQ(old.struct_size, offsetof(et_plugin_record, cpu_level));
+  EXPECT_NE(old.name, nullptr);
+  EXPECT_EQ(old.cpu_level, untouched);
+  et_plugin_record too_small{};
+  too_small.struct_size = offsetof(et_plugin_record, warnings);
+  EXPECT_EQ(et_plugin_at(0, &too_small), ET_ERR_INVALID_ARGUMENT);
+}
 
 // A variant the manifest declares but whose file is missing: a clear error
 // naming the level and the file, and nothing else of that manifest loads.

@@ -1,7 +1,8 @@
 // libFuzzer target for plugin manifests: any bytes go through the JSON parser
 // and the schema validation against the compiled-in manifest schema; a document
 // the schema accepts is then read back by read_manifest (from a private temporary file), which
-// relies on the schema for every field it extracts. Errors are expected; a
+// relies on the schema for every field it extracts, and its CPU variants go
+// through the loader's choice for this host. Errors are expected; a
 // crash, a sanitizer report, a hang or a leak is a finding.
 //
 // Built by fuzz/CMakeLists.txt as manifest_fuzzer (clang, ETRT_BUILD_FUZZERS=ON)
@@ -14,7 +15,9 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "loader/cpu_level.h"
 #include "loader/json.h"
 #include "loader/json_schema.h"
 #include "loader/manifest.h"
@@ -70,8 +73,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   etrt::loader::Manifest manifest;
   std::string error;
   if (!etrt::loader::read_manifest(manifest_path(), &manifest, &error)) {
-    // The file and the in-memory check saw the same bytes: only the size limit may differ.
-    if (size <= (size_t{1} << 20)) std::abort();
+    // The file and the in-memory check saw the same bytes: only the size limit and the
+    // checks the schema cannot express (one library per CPU level) may differ.
+    if (size <= (size_t{1} << 20) && error.find("field 'variants[") == std::string::npos) std::abort();
+    return 0;
+  }
+  // Whatever levels it declares, the choice among them is an index or an error, never a crash.
+  std::vector<etrt::loader::LibraryVariant> candidates = etrt::loader::library_candidates(manifest);
+  const etrt::loader::CpuHost& host = etrt::loader::this_cpu();
+  for (const char* forced : {static_cast<const char*>(nullptr), "x86-64", "armv8-a"}) {
+    etrt::loader::VariantChoice choice =
+        etrt::loader::choose_library_variant(candidates, host, etrt::loader::cpu_level_limit(host, forced));
+    if (choice.ok && choice.index >= candidates.size()) std::abort();
+    if (!choice.ok && choice.error.empty()) std::abort();
   }
   return 0;
 }

@@ -49,7 +49,48 @@ bool find_nul_string(const JsonValue& value, const std::string& field, std::stri
   return false;
 }
 
+std::string resolve_library(const std::filesystem::path& manifest_file, const std::string& library) {
+  std::filesystem::path path = library;
+  if (path.is_relative()) path = manifest_file.parent_path() / path;
+  return path.lexically_normal().string();
+}
+
+// Two entries for one level, or one file for two levels, would make the choice ambiguous.
+bool read_variants(const JsonValue& root, const std::filesystem::path& file, const std::string& shown_path,
+                   Manifest* manifest, std::string* error) {
+  const JsonValue* variants = root.find("variants");
+  if (variants == nullptr) return true;
+  for (size_t i = 0; i < variants->array.size(); ++i) {
+    const JsonValue& item = variants->array[i];
+    LibraryVariant variant;
+    variant.cpu_level = item.find("cpu_level")->string;
+    variant.library = resolve_library(file, item.find("library")->string);
+    if (const JsonValue* h = item.find("sha256")) variant.sha256 = h->string;
+    std::string where = shown_path + ":" + std::to_string(item.line) + ": field 'variants[" + std::to_string(i) + "]': ";
+    for (const LibraryVariant& other : library_candidates(*manifest)) {
+      if (other.cpu_level == variant.cpu_level) {
+        *error = where + "CPU level '" + variant.cpu_level + "' is declared twice";
+        return false;
+      }
+      if (other.library == variant.library) {
+        *error = where + "library " + variant.library + " is already the library of level '" +
+                 (other.cpu_level.empty() ? std::string("(none)") : other.cpu_level) + "'";
+        return false;
+      }
+    }
+    manifest->variants.push_back(std::move(variant));
+  }
+  return true;
+}
+
 }  // namespace
+
+std::vector<LibraryVariant> library_candidates(const Manifest& manifest) {
+  std::vector<LibraryVariant> out;
+  out.push_back({manifest.cpu_level, manifest.library, manifest.sha256});
+  out.insert(out.end(), manifest.variants.begin(), manifest.variants.end());
+  return out;
+}
 
 bool read_manifest(const std::string& path, Manifest* out, std::string* error) {
   std::error_code ec;
@@ -92,10 +133,10 @@ bool read_manifest(const std::string& path, Manifest* out, std::string* error) {
   manifest.name = root.find("name")->string;
   manifest.version = root.find("version")->string;
   if (const JsonValue* d = root.find("description")) manifest.description = d->string;
-  std::filesystem::path library = root.find("library")->string;
-  if (library.is_relative()) library = file.parent_path() / library;
-  manifest.library = library.lexically_normal().string();
+  manifest.library = resolve_library(file, root.find("library")->string);
   if (const JsonValue* h = root.find("sha256")) manifest.sha256 = h->string;
+  if (const JsonValue* level = root.find("cpu_level")) manifest.cpu_level = level->string;
+  if (!read_variants(root, file, path, &manifest, error)) return false;
   const JsonValue* abi = root.find("abi");
   manifest.abi_major = static_cast<uint32_t>(abi->find("major")->integer);
   manifest.abi_minor = static_cast<uint32_t>(abi->find("minor")->integer);

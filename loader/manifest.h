@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "loader/cpu_level.h"
+
 namespace etrt::loader {
 
 struct Manifest {
@@ -16,6 +18,8 @@ struct Manifest {
   std::string description;
   std::string library;       // absolute (resolved relative to the manifest)
   std::string sha256;        // lowercase hex or ""
+  std::string cpu_level;     // the level `library` needs; "" : its architecture's baseline
+  std::vector<LibraryVariant> variants;  // builds for other levels (libraries absolute); usually empty
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   int32_t priority = 0;
@@ -27,6 +31,9 @@ struct Manifest {
 // Reads and validates one manifest. On failure returns false and sets *error to
 // one line per problem, each "FILE:LINE: field 'F': PROBLEM".
 bool read_manifest(const std::string& path, Manifest* out, std::string* error);
+
+// Every library the manifest offers: `library` first, then its variants.
+std::vector<LibraryVariant> library_candidates(const Manifest& manifest);
 
 // The schema text compiled into libetrt.
 std::string_view manifest_schema();

@@ -47,6 +47,9 @@ void print_text(etrt::Runtime& runtime) {
     std::printf("  %s %s [%s] priority %d, from %s\n", plugin.name.empty() ? "(unnamed drop-in)" : plugin.name.c_str(),
                 plugin.version.c_str(), state_text(plugin.state), plugin.priority, source_text(plugin.source));
     std::printf("    library:  %s\n", plugin.library_path.c_str());
+    if (!plugin.cpu_level.empty() || !plugin.cpu_level_reason.empty())
+      std::printf("    CPU level: %s%s%s\n", plugin.cpu_level.empty() ? "(none named)" : plugin.cpu_level.c_str(),
+                  plugin.cpu_level_reason.empty() ? "" : " — ", plugin.cpu_level_reason.c_str());
     if (!plugin.manifest_path.empty()) std::printf("    manifest: %s\n", plugin.manifest_path.c_str());
     if (plugin.loaded())
       std::printf("    ABI:      speaks %u.%u (built against %u.%u)\n", plugin.abi_major, plugin.abi_minor,

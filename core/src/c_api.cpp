@@ -1,5 +1,6 @@
 // The exported C functions of libetrt: thin shells over Registry and ThreadPool.
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -78,8 +79,14 @@ size_t et_plugin_count(void) {
 }
 
 int32_t et_plugin_at(size_t index, et_plugin_record* out) {
-  if (!fits(out)) return ET_ERR_INVALID_ARGUMENT;
-  return Registry::instance().describe(index, out) ? ET_OK : ET_ERR_NOT_FOUND;
+  // Records end with `warnings` for callers built before the CPU level fields.
+  constexpr size_t kMinimumSize = offsetof(et_plugin_record, warnings) + sizeof(const char*);
+  if (out == nullptr || out->struct_size < kMinimumSize) return ET_ERR_INVALID_ARGUMENT;
+  et_plugin_record record{};
+  if (!Registry::instance().describe(index, &record)) return ET_ERR_NOT_FOUND;
+  record.struct_size = std::min(out->struct_size, sizeof(et_plugin_record));
+  std::memcpy(out, &record, record.struct_size);
+  return ET_OK;
 }
 
 size_t et_registry_count(int32_t kind) {

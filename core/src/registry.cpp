@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "loader/cpu_level.h"
 #include "loader/discovery.h"
 #include "loader/manifest.h"
 #include "loader/plugin_loader.h"
@@ -64,6 +65,35 @@ std::string loser_reason(const Provider& loser, const Provider& winner) {
            source_name(w.source) + ", earlier in the search order than " + source_name(l.source);
   return "same priority " + std::to_string(l.priority) + " and source as plugin '" + w.name +
          "'; ties go to the plugin whose name (then path) sorts first";
+}
+
+// Picks the manifest's library for this CPU, before anything is loaded: sets the
+// record's library, hash and level. A declared variant whose file is missing is
+// an error here (a broken install, never a silent fall back to a lower level).
+bool choose_variant(const loader::Manifest& manifest, PluginRecord* record, std::string* error) {
+  std::vector<loader::LibraryVariant> candidates = loader::library_candidates(manifest);
+  record->library_path = real_path(manifest.library);
+  for (const loader::LibraryVariant& candidate : candidates) {
+    record->variant_libraries.push_back(real_path(candidate.library));
+    std::error_code ec;
+    if (candidates.size() > 1 && !fs::exists(candidate.library, ec)) {
+      *error = "the library of CPU level '" + (candidate.cpu_level.empty() ? std::string("(none)") : candidate.cpu_level) +
+               "', " + candidate.library + ", does not exist (the manifest declares it: install it or remove the variant)";
+      return false;
+    }
+  }
+  loader::VariantChoice choice =
+      loader::choose_library_variant(candidates, loader::this_cpu(), loader::cpu_level_limit_from_env());
+  if (!choice.ok) {
+    *error = choice.error;
+    return false;
+  }
+  const loader::LibraryVariant& chosen = candidates[choice.index];
+  record->library_path = real_path(chosen.library);
+  record->expected_sha256 = chosen.sha256;
+  record->cpu_level = choice.level;
+  record->cpu_level_reason = choice.reason;
+  return true;
 }
 
 }  // namespace
@@ -157,9 +187,7 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
   record->name = manifest.name;
   record->version = manifest.version;
   record->description = manifest.description;
-  record->library_path = real_path(manifest.library);
   record->manifest_path = manifest.path;
-  record->expected_sha256 = manifest.sha256;
   record->source = source;
   record->priority = manifest.priority;
   record->manifest_abi_major = manifest.abi_major;
@@ -167,15 +195,47 @@ et_error* Registry::add_manifest_file(const std::string& path, int32_t source) {
   record->declared[ET_ENTRY_OPERATOR] = std::move(manifest.operators);
   record->declared[ET_ENTRY_BACKEND] = std::move(manifest.backends);
   record->declared[ET_ENTRY_TRACER] = std::move(manifest.tracers);
+  std::string variant_error;
+  if (!choose_variant(manifest, record.get(), &variant_error)) {
+    // Recorded as failed, so a lookup of what it declares says why it is missing.
+    record->failure = path + ": " + variant_error;
+    record->failure_code = ET_ERR_LOAD_FAILED;
+    record->state.store(ET_PLUGIN_FAILED);
+    {
+      std::unique_lock lock(mutex_);
+      for (auto& other : plugins_)
+        if (other->manifest_path == record->manifest_path) return nullptr;  // this very file, again
+      plugins_.push_back(std::move(record));
+    }
+    reject(path, variant_error);
+    return make_error(ET_ERR_LOAD_FAILED, path + ": " + variant_error);
+  }
   std::string why_not;
   {
     std::unique_lock lock(mutex_);
     for (auto& other : plugins_)
       if (other->manifest_path == record->manifest_path) return nullptr;  // this very file, again
+    retire_variant_drop_ins_locked(*record);
     if (add_record_locked(std::move(record), &why_not) != nullptr) return nullptr;
   }
   reject(path, why_not);
   return make_error(ET_ERR_ALREADY_EXISTS, path + ": " + why_not);
+}
+
+// A directory on ETRT_PLUGIN_PATH read before this manifest may have offered one
+// of its CPU variants as a drop-in: that file is this plugin, not another one.
+void Registry::retire_variant_drop_ins_locked(const PluginRecord& record) {
+  for (auto& other : plugins_) {
+    const auto& variants = record.variant_libraries;
+    if (!other->manifest_path.empty() || std::find(variants.begin(), variants.end(), other->library_path) == variants.end())
+      continue;
+    std::unique_lock<std::mutex> other_loading(other->load_mutex, std::try_to_lock);
+    if (!other_loading.owns_lock() || other->state.load() != ET_PLUGIN_DECLARED) continue;
+    other->failure = "a CPU variant of plugin '" + record.name + "', declared by " + record.manifest_path;
+    other->failure_code = ET_ERR_ALREADY_EXISTS;
+    other->state.store(ET_PLUGIN_FAILED);
+    rejections_.emplace_back(other->library_path, other->failure);
+  }
 }
 
 et_error* Registry::add_drop_in(const std::string& path, int32_t source) {
@@ -185,6 +245,10 @@ et_error* Registry::add_drop_in(const std::string& path, int32_t source) {
   record->name = "";  // known once loaded
   std::unique_lock lock(mutex_);
   if (find_record_by_library_locked(record->library_path) != nullptr) return nullptr;  // declared by a manifest
+  for (auto& other : plugins_) {  // another CPU level's build of a declared plugin
+    const auto& variants = other->variant_libraries;
+    if (std::find(variants.begin(), variants.end(), record->library_path) != variants.end()) return nullptr;
+  }
   plugins_.push_back(std::move(record));
   return nullptr;
 }
@@ -246,9 +310,16 @@ et_error* Registry::load_path(const std::string& path) {
       return make_error(ET_ERR_INVALID_FILE, error);
     }
     et_error* added = add_manifest_path(path, ET_SOURCE_EXPLICIT);
-    std::string library = real_path(manifest.library);
     std::shared_lock lock(mutex_);
-    record = find_record_by_library_locked(library);
+    // This manifest's own record (its library may be another CPU level's), else whoever has the file.
+    PluginRecord* failed_own = nullptr;
+    for (auto& other : plugins_) {
+      if (other->manifest_path != manifest.path) continue;
+      if (other->state.load() != ET_PLUGIN_FAILED) record = other.get();
+      else failed_own = other.get();
+    }
+    if (record == nullptr) record = find_record_by_library_locked(real_path(manifest.library));
+    if (record == nullptr) record = failed_own;
     if (record == nullptr) return added != nullptr ? added : make_error(ET_ERR_INTERNAL, path + ": not recorded");
     et_error_destroy(added);  // e.g. already declared: loading it again is a no-op
   } else {
@@ -438,6 +509,8 @@ bool Registry::describe(size_t index, et_plugin_record* out) {
   out->load_count = p.load_count;
   out->failure = intern(p.failure);
   out->warnings = intern(p.warnings);
+  out->cpu_level = intern(p.cpu_level);
+  out->cpu_level_reason = intern(p.cpu_level_reason);
   return true;
 }
 

@@ -40,6 +40,10 @@ struct PluginRecord {
   int32_t priority = 0;
   uint32_t manifest_abi_major = 0, manifest_abi_minor = 0;
   std::vector<std::string> declared[3];  // by et_entry_kind
+  // The manifest's CPU variants: the level of the library chosen (library_path) and
+  // why; every variant's library, so none is mistaken for a drop-in.
+  std::string cpu_level, cpu_level_reason;
+  std::vector<std::string> variant_libraries;
 
   // Loading. Transitions happen under load_mutex; `state` may be read without it.
   std::mutex load_mutex;
@@ -84,6 +88,7 @@ class Registry {
 
  private:
   Registry() = default;
+  void retire_variant_drop_ins_locked(const PluginRecord& record);
   PluginRecord* add_record_locked(std::unique_ptr<PluginRecord> record, std::string* why_not);
   PluginRecord* find_record_by_library_locked(const std::string& real_path);
   PluginRecord* next_candidate_locked(int32_t kind, const std::string& name, const PluginRecord* winner);

@@ -126,6 +126,7 @@ std::string report_json() {
     w.str("built_abi", std::to_string(record.built_abi_major) + "." + std::to_string(record.built_abi_minor));
     w.num("load_count", record.load_count);
     w.str("failure", record.failure);
+    w.str("cpu_level", record.cpu_level).str("cpu_level_reason", record.cpu_level_reason);
     w.key("warnings");
     append_string_list(out, split_lines(record.warnings));
     w.key("declares");

@@ -51,7 +51,8 @@ def add_manifest(path: Union[str, os.PathLike]) -> None:
 
 def plugins() -> List[Dict[str, Any]]:
     """Every plugin the loader knows, with its state ('declared'/'loaded'/'failed'),
-    source, priority, negotiated ABI and the reason of any failure."""
+    source, priority, negotiated ABI, the CPU level of the library chosen among its
+    manifest's variants ('cpu_level', 'cpu_level_reason') and the reason of any failure."""
     return _etrt.plugins()
 
 

@@ -65,6 +65,8 @@ inline py::dict plugin_dict(const etrt::PluginInfo& p) {
   d["load_count"] = p.load_count;
   d["failure"] = p.failure;
   d["warnings"] = p.warnings;
+  d["cpu_level"] = p.cpu_level;
+  d["cpu_level_reason"] = p.cpu_level_reason;
   return d;
 }
 

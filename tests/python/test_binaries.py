@@ -1,6 +1,7 @@
 """Binary hygiene of what etrt ships, read with binutils (readelf, nm) and ldd.
 
-Shipped objects: lib/libetrt.so.<major>, every file in lib/etrt/plugins/ and
+Shipped objects: lib/libetrt.so.<major>, every file in lib/etrt/plugins/ (and
+in its CPU-level directories, e.g. x86-64-v3/, holding builds for that level) and
 bin/etrt, all under the build directory given in ETRT_BUILD_DIR (the build tree
 mirrors the install tree).
 
@@ -44,10 +45,22 @@ def libetrt(build):
     return libs[0]
 
 
+CPU_LEVEL_DIRECTORY = re.compile(r"^(x86-64|armv[0-9])")
+
+
+def plugin_files(directory):
+    """Plugin files of `directory` and of its CPU-level directories (a plugin's builds for other levels)."""
+    found = [p for p in directory.iterdir() if p.is_file()]
+    for sub in directory.iterdir():
+        if sub.is_dir() and CPU_LEVEL_DIRECTORY.match(sub.name):
+            found += [p for p in sub.iterdir() if p.is_file()]
+    return sorted(found)
+
+
 def plugins(build):
     directory = build / "lib" / "etrt" / "plugins"
     assert directory.is_dir(), f"{directory} does not exist"
-    found = sorted(p for p in directory.iterdir() if p.is_file())
+    found = plugin_files(directory)
     assert found, f"{directory} holds no plugin"
     return found
 
@@ -194,7 +207,7 @@ def plugin_ids():
     directory = Path(value) / "lib" / "etrt" / "plugins" if value else None
     if not directory or not directory.is_dir():
         return []
-    return sorted(p.name for p in directory.iterdir() if p.is_file())
+    return [p.relative_to(directory).as_posix() for p in plugin_files(directory)]
 
 
 @pytest.fixture(scope="module")

@@ -283,3 +283,22 @@ def test_run_takes_and_writes_bfloat16_as_float32(tmp_path):
     # bfloat16 steps by 2^-7 above 1: 1 + 2^-8 ties between 1 and 1 + 2^-7 and goes to the even 1;
     # 1 + 3*2^-8 ties between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
     assert out.tolist() == [[1.5, -2.0, 0.25], [3.0, 1.0, -1.0 - 2.0 ** -6]]
+
+
+def test_plugins_shows_the_cpu_level_chosen_and_why():
+    forced = run("plugins", env_extra={"ETRT_CPU_LEVEL": "x86-64"})
+    assert forced.returncode == 0, forced.stderr
+    manifest = json.loads((BUILD / "lib" / "etrt" / "manifests" / "kernels_optimized.json").read_text())
+    levels = ", ".join([manifest["cpu_level"], *(v["cpu_level"] for v in manifest.get("variants", []))])
+    assert f"CPU level: x86-64 — chosen from {levels}; ETRT_CPU_LEVEL=x86-64" in forced.stdout, forced.stdout
+    data = report()
+    kernels = next(p for p in data["plugins"] if p["name"] == "kernels_optimized")
+    assert kernels["cpu_level"] in levels.split(", ")
+    assert kernels["cpu_level_reason"].startswith(f"chosen from {levels}; this CPU runs up to ")
+
+
+def test_a_bad_cpu_level_setting_is_rejected_naming_the_variable():
+    result = run("plugins", env_extra={"ETRT_CPU_LEVEL": "x86-64-v9"})
+    assert result.returncode == 0, result.stderr
+    assert "ETRT_CPU_LEVEL=x86-64-v9: unknown CPU level" in result.stdout, result.stdout
+    assert "FAILED" in result.stdout

@@ -21,8 +21,9 @@ MODELS = ("mlp", "small_cnn", "mobilenet_v2_block")
 # File names of the Debian libraries that must not be needed (and, here, cannot be found); the package's
 # private copies are named <soname>.etrt.
 SYSTEM_LIBRARY = re.compile(r"^lib(spdlog|fmt|XNNPACK|pthreadpool|cpuinfo)\.so(\.[0-9]+)*$")
+# (kernels_optimized is mapped from the build of the CPU level the loader chose, checked separately.)
 MAPPED_FROM_PACKAGE = ("lib/libetrt.so.1", "lib/etrt/private/libcpuinfo.so.0.etrt",
-                       "lib/etrt/plugins/libetrt_kernels_optimized.so.1", "lib/etrt/plugins/libetrt_xnnpack.so.1",
+                       "lib/etrt/plugins/libetrt_xnnpack.so.1",
                        "lib/etrt/plugins/xnnpack_private/libXNNPACK.so.0.etrt",
                        "lib/etrt/plugins/xnnpack_private/libcpuinfo.so.0.etrt",
                        "lib/etrt/plugins/xnnpack_private/libetrt_pthreadpool_shim.so.1")
@@ -81,7 +82,13 @@ def run_programs(models_dir):
     outside = [p for p in ours if not Path(p).resolve().is_relative_to(package)]
     if system or outside:
         fail(f"mapped from outside the package: {system + outside}")
-    missing = [f for f in MAPPED_FROM_PACKAGE if str(package / f) not in mapped]
+    (kernels,) = [p for p in etrt.plugins() if p["name"] == "kernels_optimized"]
+    chosen = Path(kernels["library_path"])
+    if kernels["state"] != "loaded" or not chosen.is_relative_to(package) or not chosen.name.startswith("libetrt_kernels"):
+        fail(f"kernels_optimized: {kernels}")
+    print(f"ok: kernels_optimized runs its {kernels['cpu_level']} build ({kernels['cpu_level_reason']})")
+    missing = [f for f in MAPPED_FROM_PACKAGE + (chosen.relative_to(package).as_posix(),)
+               if str(package / f) not in mapped]
     if missing:
         fail(f"not mapped: {missing}; mapped: {ours}")
     print("ok: every etrt file in the process came from the installed wheel; no Debian library was mapped")

@@ -83,6 +83,11 @@ typedef struct et_plugin_record {
   uint32_t load_count;       /* times the library was dlopen'ed and initialised (0 or 1) */
   const char* failure;       /* why loading failed, "" otherwise */
   const char* warnings;      /* newline-separated notes (extra exports, manifest drift) */
+  /* Since 0.2: the CPU level of the library chosen among the manifest's variants
+   * ("" when the manifest names none) and how it was chosen ("" without variants).
+   * A caller built before them passes the shorter struct and gets the prefix. */
+  const char* cpu_level;
+  const char* cpu_level_reason;
 } et_plugin_record;
 
 ET_API size_t et_plugin_count(void);

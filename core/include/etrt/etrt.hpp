@@ -43,6 +43,7 @@ struct PluginInfo {
   uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
   uint32_t load_count = 0;
   std::string failure, warnings;
+  std::string cpu_level, cpu_level_reason;  // the chosen library's CPU level and why it was chosen
   bool loaded() const { return state == ET_PLUGIN_LOADED; }
 };
 
@@ -93,7 +94,7 @@ class Runtime {
       if (et_plugin_at(i, &r) != ET_OK) continue;
       out.push_back({r.name, r.version, r.description, r.library_path, r.manifest_path, r.state, r.source,
                      r.priority, r.abi_major, r.abi_minor, r.built_abi_major, r.built_abi_minor, r.load_count,
-                     r.failure, r.warnings});
+                     r.failure, r.warnings, r.cpu_level, r.cpu_level_reason});
     }
     return out;
   }

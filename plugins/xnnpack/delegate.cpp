@@ -17,7 +17,7 @@ bool takes_range(Op op) {
   switch (op) {
     case Op::FullyConnected: case Op::Conv2d: case Op::DepthwiseConv2d: case Op::Add: case Op::Subtract:
     case Op::Multiply: case Op::Divide: case Op::Clamp: case Op::MaxPool2d: case Op::AvgPool2d:
-    case Op::GlobalAvgPool2d:
+    case Op::GlobalAvgPool2d: case Op::ConvTranspose2d:
       return true;
     default:
       return false;
@@ -73,6 +73,26 @@ std::string Delegate::summary() const {
     text += (k ? ", " : " (") + kinds[k].first + " x" + std::to_string(kinds[k].second);
   if (!kinds.empty()) text += ")";
   return text;
+}
+
+std::string Delegate::node_kinds_json() const {
+  std::string text = "{";
+  for (bool xnnpack : {true, false}) {
+    std::vector<std::pair<std::string, size_t>> kinds;
+    for (const Segment& s : segments_) {
+      if (s.xnnpack != xnnpack) continue;
+      for (uint32_t i : s.nodes) {
+        std::string name = op_name(graph_.nodes[i].op);
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+        if (it == kinds.end()) kinds.emplace_back(name, 1); else ++it->second;
+      }
+    }
+    text += xnnpack ? "\"xnnpack\": {" : ", \"plugin\": {";
+    for (size_t k = 0; k < kinds.size(); ++k)
+      text += (k ? ", \"" : "\"") + kinds[k].first + "\": " + std::to_string(kinds[k].second);
+    text += "}";
+  }
+  return text + "}";
 }
 
 // Consecutive nodes XNNPACK can express share one runtime; every other node is
@@ -291,6 +311,15 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
                                                    n.stride[0], n.stride[1], n.dilation[0], n.dilation[1],
                                                    n.group_out / n.group_in, n.groups, lo, hi, in[0], in[1], in[2],
                                                    o, 0);
+        break;
+      case Op::ConvTranspose2d:
+        st = x.xnn_define_deconvolution_2d(sg, p[0], p[1], p[2], p[3], n.adjust[0], n.adjust[1], n.kernel[0],
+                                           n.kernel[1], n.stride[0], n.stride[1], n.dilation[0], n.dilation[1],
+                                           n.groups, n.group_in, n.group_out, lo, hi, in[0], in[1], in[2], o, 0);
+        break;
+      case Op::PRelu: st = x.xnn_define_prelu(sg, in[0], in[1], o, 0); break;
+      case Op::ResizeBilinear:
+        st = x.xnn_define_static_resize_bilinear_2d(sg, n.new_size[0], n.new_size[1], in[0], o, n.flags);
         break;
       case Op::Add: st = x.xnn_define_add2(sg, lo, hi, in[0], in[1], o, 0); break;
       case Op::Subtract: st = x.xnn_define_subtract(sg, lo, hi, in[0], in[1], o, 0); break;

@@ -65,6 +65,8 @@ class Delegate {
 
   const Stats& stats() const { return stats_; }
   std::string summary() const;
+  // {"xnnpack": {kind: count, ...}, "plugin": {...}}: which node kinds each side runs (the stats line).
+  std::string node_kinds_json() const;
 
  private:
   void make_segments();

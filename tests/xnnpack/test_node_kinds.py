@@ -1,0 +1,93 @@
+"""The XNNPACK node kinds added last (ConvTranspose2d, PReLU, StaticResizeBilinear2D) on programs ExecuTorch 1.5.1's
+XnnpackPartitioner lowered (tests/models/export_node_kinds.py): outputs against ExecuTorch's runtime on the same
+.pte and against eager PyTorch, who ran each node kind (Debian's XNNPACK or plugin code, from the stats line),
+and the NaN/infinity reference path against eager PyTorch.
+
+Tolerance: 1e-5 of the output's largest magnitude plus 1e-4 relative. Both runtimes sum the same products, but
+Debian's 2022 XNNPACK and the one inside ExecuTorch 1.5.1 order and fuse them differently (and differently again
+from PyTorch's own kernels), so results agree to float rounding, not bit for bit.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SOURCE = Path(os.environ.get("ETRT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+MODELS = SOURCE / "tests" / "models" / "generated_nodes"
+sys.path.insert(0, str(SOURCE / "tests" / "support"))
+import etrt_ctypes  # noqa: E402
+
+INDEX = json.loads((MODELS / "index.json").read_text())["models"]
+# Transposed convolutions XNNPACK cannot express (output adjustment not below the stride) run in plugin code.
+PLUGIN_RUN = {"deconv_adjust_over_stride"}
+
+
+@pytest.fixture(scope="module")
+def etrt():
+    return etrt_ctypes.Library()
+
+
+# `stats`: conftest.py.
+
+
+def arrays(path, prefix):
+    with np.load(path) as data:
+        return [data[f"{prefix}_{i}"] for i in range(len(data.files))]
+
+
+def close(ours, ref, what):
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype, f"{what}: {ours.shape} {ours.dtype} vs {ref.shape}"
+    scale = float(np.nanmax(np.abs(ref[np.isfinite(ref)]))) if np.isfinite(ref).any() else 1.0
+    bad = ~np.isclose(ours, ref, rtol=1e-4, atol=1e-5 * scale, equal_nan=True)
+    assert not bad.any(), f"{what}: {bad.sum()} of {bad.size} differ, max |diff| {np.nanmax(np.abs(ours - ref)):.3g}"
+
+
+def run(etrt, name, inputs_file):
+    d = MODELS / INDEX[name]["dir"]
+    program = etrt.load_program(d / "xnnpack.pte")
+    method = program.load_method("forward")
+    outputs = method.execute(arrays(d / inputs_file, "input"))
+    del method, program
+    return outputs
+
+
+@pytest.mark.parametrize("name", sorted(INDEX))
+def test_node_kind_matches_executorch_and_eager(etrt, stats, name):
+    d = MODELS / INDEX[name]["dir"]
+    outputs = run(etrt, name, "inputs.npz")
+    eager = arrays(d / "expected.npz", "output")
+    assert len(outputs) == len(eager) == 1
+    close(outputs[0], eager[0], f"{name} vs eager")
+    if name in PLUGIN_RUN:
+        # ExecuTorch's own XNNPACK refuses this program at execute (invalid parameter); eager is the reference.
+        assert "executorch_error" in INDEX[name], INDEX[name]
+    else:
+        theirs = arrays(d / "executorch_xnnpack.npz", "output")
+        assert len(theirs) == 1
+        close(outputs[0], theirs[0], f"{name} vs ExecuTorch's XNNPACK")
+    [report] = stats()
+    assert report["plugin"] == "xnnpack" and report["executes"] == 1, report
+    # Who ran the node kind, counted: Debian's XNNPACK, or plugin code where XNNPACK cannot express it.
+    kind = INDEX[name]["kind"]
+    runner, other = ("plugin", "xnnpack") if name in PLUGIN_RUN else ("xnnpack", "plugin")
+    expected = INDEX[name]["node_kinds"].count(kind)
+    assert expected == 1 and report["nodes"][runner].get(kind) == expected, report
+    assert kind not in report["nodes"][other], report
+    # The layout transposes around it are the plugin's (this XNNPACK has no transpose node).
+    assert report["nodes"]["plugin"].get("StaticTranspose") == INDEX[name]["node_kinds"].count("StaticTranspose")
+    if runner == "xnnpack":
+        assert report["xnnpack_invocations"] == 1, report
+
+
+@pytest.mark.parametrize("name", sorted(INDEX))
+def test_node_kind_propagates_nan_and_infinity_as_pytorch(etrt, stats, name):
+    d = MODELS / INDEX[name]["dir"]
+    outputs = run(etrt, name, "inputs_nan.npz")
+    eager = arrays(d / "expected_nan.npz", "output")
+    assert np.isnan(eager[0]).any(), f"{name}: the planted NaN reaches no output"
+    close(outputs[0], eager[0], f"{name} with NaN and inf vs eager")
+    [report] = stats()
+    assert report["xnnpack_invocations"] == 0, report  # the reference path, not XNNPACK (which clamps NaN)

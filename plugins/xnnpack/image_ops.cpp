@@ -101,11 +101,9 @@ void resize_bilinear(const Node& n, const OperandView& x, float* out, const Shap
       const float *tl = row0 + x0 * channels, *tr = row0 + x1 * channels;
       const float *bl = row1 + x0 * channels, *br = row1 + x1 * channels;
       float* o = out + pixel * channels;
-      for (size_t c = 0; c < channels; ++c) {
-        float top = tl[c] + (tr[c] - tl[c]) * lx;
-        float bottom = bl[c] + (br[c] - bl[c]) * lx;
-        o[c] = top + (bottom - top) * ly;
-      }
+      // Weighted sums as PyTorch forms them, so an infinity meets a zero weight (NaN) where it does there.
+      for (size_t c = 0; c < channels; ++c)
+        o[c] = (1.0f - ly) * ((1.0f - lx) * tl[c] + lx * tr[c]) + ly * ((1.0f - lx) * bl[c] + lx * br[c]);
       apply_clamp(n, o, channels);
     }
   });

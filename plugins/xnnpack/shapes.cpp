@@ -135,6 +135,24 @@ std::string window(size_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, u
   return "";
 }
 
+// What Conv2d, DepthwiseConv2d and ConvTranspose2d ask of their input and weights alike; sets the output channels.
+std::string check_filtered_input(const Graph& graph, const Node& n, const std::vector<Shape>& shapes, size_t* out_ch) {
+  const Shape& x = shapes[n.inputs[0]];
+  const Shape& w = shapes[n.inputs[1]];
+  if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
+  if (w.size() != 4) return "weights must be 4-D, got " + shape_text(w);
+  if (!graph.values[n.inputs[1]].is_constant()) return "weights must be constant";
+  if (n.inputs[2] != kNone && !graph.values[n.inputs[2]].is_constant()) return "bias must be constant";
+  if (n.groups == 0 || n.group_in == 0 || n.group_out == 0) return "groups and channels must be positive";
+  size_t in_ch = mul_checked(n.groups, n.group_in);
+  *out_ch = mul_checked(n.groups, n.group_out);
+  if (in_ch == 0 || *out_ch == 0) return "channel count overflows";
+  if (x[3] != in_ch)
+    return "input " + shape_text(x) + " has " + std::to_string(x[3]) + " channels, the node expects " +
+           std::to_string(in_ch) + " (" + std::to_string(n.groups) + " groups of " + std::to_string(n.group_in) + ")";
+  return "";
+}
+
 }  // namespace
 
 std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Shape>& shapes, Shape* out) {
@@ -174,18 +192,10 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
       return "";
     }
     case Op::Conv2d: case Op::DepthwiseConv2d: {
+      size_t out_ch = 0;
+      if (std::string e = check_filtered_input(graph, n, shapes, &out_ch); !e.empty()) return e;
       const Shape& x = shape_of(0);
       const Shape& w = shape_of(1);
-      if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
-      if (w.size() != 4) return "weights must be 4-D, got " + shape_text(w);
-      if (!constant(1)) return "weights must be constant";
-      if (n.inputs[2] != kNone && !constant(2)) return "bias must be constant";
-      if (n.groups == 0 || n.group_in == 0 || n.group_out == 0) return "groups and channels must be positive";
-      size_t in_ch = mul_checked(n.groups, n.group_in), out_ch = mul_checked(n.groups, n.group_out);
-      if (in_ch == 0 || out_ch == 0) return "channel count overflows";
-      if (x[3] != in_ch)
-        return "input " + shape_text(x) + " has " + std::to_string(x[3]) + " channels, the node expects " +
-               std::to_string(in_ch) + " (" + std::to_string(n.groups) + " groups of " + std::to_string(n.group_in) + ")";
       Shape want_w;
       if (n.op == Op::Conv2d) {
         want_w = {out_ch, n.kernel[0], n.kernel[1], n.group_in};
@@ -206,21 +216,13 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
       return "";
     }
     case Op::ConvTranspose2d: {
+      size_t out_ch = 0;
+      if (std::string e = check_filtered_input(graph, n, shapes, &out_ch); !e.empty()) return e;
       const Shape& x = shape_of(0);
       const Shape& w = shape_of(1);
-      if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
-      if (w.size() != 4) return "weights must be 4-D, got " + shape_text(w);
-      if (!constant(1)) return "weights must be constant";
-      if (n.inputs[2] != kNone && !constant(2)) return "bias must be constant";
-      if (n.groups == 0 || n.group_in == 0 || n.group_out == 0) return "groups and channels must be positive";
       if (n.kernel[0] == 0 || n.kernel[1] == 0 || n.stride[0] == 0 || n.stride[1] == 0 || n.dilation[0] == 0 ||
           n.dilation[1] == 0)
         return "kernel, stride and dilation must be positive";
-      size_t in_ch = mul_checked(n.groups, n.group_in), out_ch = mul_checked(n.groups, n.group_out);
-      if (in_ch == 0 || out_ch == 0) return "channel count overflows";
-      if (x[3] != in_ch)
-        return "input " + shape_text(x) + " has " + std::to_string(x[3]) + " channels, the node expects " +
-               std::to_string(in_ch) + " (" + std::to_string(n.groups) + " groups of " + std::to_string(n.group_in) + ")";
       Shape want_w = {out_ch, n.kernel[0], n.kernel[1], n.group_in};
       if (w != want_w) return "weights are " + shape_text(w) + ", the node needs " + shape_text(want_w);
       if (n.inputs[2] != kNone && shape_of(2) != Shape{out_ch})

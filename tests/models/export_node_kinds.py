@@ -14,17 +14,17 @@ Not made here, because ExecuTorch 1.5.1 never serializes them: ArgMaxPooling2d (
 max.dim only when the indices go unused, and then emits MaxPooling2d) and ScaledDotProductAttention (no
 node visitor; attention is lowered as BatchMatrixMultiply and Softmax).
 """
-import argparse
 import json
 import logging
 import re
 import zlib
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from export_quantized import command_line, run_executorch, save  # this directory: run as a script
 
 logging.getLogger().setLevel(logging.ERROR)
 
@@ -114,12 +114,6 @@ def blob_node_kinds(blob):
     return [n["xnode_union_type"] for n in graph["xnodes"]]
 
 
-def run_executorch(pte, inputs):
-    from executorch.runtime import Runtime
-    method = Runtime.get().load_program(str(pte)).load_method("forward")
-    return [o.clone() for o in method.execute([t.clone() for t in inputs])]
-
-
 def with_non_finite(inputs):
     out = []
     for t in inputs:
@@ -131,20 +125,9 @@ def with_non_finite(inputs):
     return out
 
 
-def save(path, prefix, tensors):
-    np.savez(path, **{f"{prefix}_{i}": t.detach().numpy() for i, t in enumerate(tensors)})
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "generated_nodes"))
-    parser.add_argument("--only", nargs="*")
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    index_path = out / "index.json"
-    index = json.loads(index_path.read_text()) if index_path.exists() else {"models": {}}
-    for name in args.only or MODELS:
+    only, out, index_path, index = command_line(__doc__, "generated_nodes")
+    for name in only or MODELS:
         model, inputs, kind = build(name)
         model.eval()
         program, outside = lower(model, inputs)

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "blob_parser.h"
+#include "half.h"
 
 namespace etrt::xnn {
 
@@ -150,14 +151,20 @@ std::string BlobParser::constant_bytes(const std::string& label, uint32_t ci, si
 
 std::string BlobParser::read_constant(uint32_t index, const fb::TensorValue& t) {
   Value& v = g->values[index];
-  size_t needed = value_bytes(v.dtype, v.dims);
+  size_t needed = v.fp16 ? numel(v.dims) * 2 : value_bytes(v.dtype, v.dims);
   const void* data = nullptr;
   bool transient = false;
   std::string holder = "the tensor " + shape_text(v.dims);
   if (std::string e = constant_bytes(value_label(index), t.constant_index(), needed, holder, &data, &transient);
       !e.empty())
     return e;
-  if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
+  if (v.fp16) {
+    std::unique_ptr<float[]> widened(new float[numel(v.dims) + 4]());
+    const auto* halves = static_cast<const uint8_t*>(data);
+    for (size_t k = 0; k < numel(v.dims); ++k) widened[k] = half_to_float(read_le<uint16_t>(halves + 2 * k));
+    v.data = widened.get();
+    g->owned.push_back(std::move(widened));
+  } else if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
     std::unique_ptr<float[]> owned(new float[(needed + 3) / 4 + 4]());
     std::memcpy(owned.get(), data, needed);
     v.data = owned.get();
@@ -307,13 +314,16 @@ std::string BlobParser::read_values() {
     if (!id_to_index.emplace(v.id, i).second)
       return "value " + std::to_string(i) + " reuses id " + std::to_string(v.id) + " of value " +
              std::to_string(id_to_index[v.id]);
-    if (q == nullptr && t->element_type() != fb::ElementType::fp32)
+    // fp16 values are computed in fp32 here: constants are widened at init, delegate inputs and outputs are
+    // converted at the boundary (Delegate::execute_fp16_boundary).
+    v.fp16 = q == nullptr && t->element_type() == fb::ElementType::fp16;
+    if (q == nullptr && t->element_type() != fb::ElementType::fp32 && !v.fp16)
       return fail_unsupported(value_label(i) + " has element type " +
                               std::string(fb::EnumNameElementType(t->element_type())[0]
                                               ? fb::EnumNameElementType(t->element_type())
                                               : "unknown") +
                               " (" + std::to_string(static_cast<int>(t->element_type())) +
-                              "); this XNNPACK delegate runs float32 and quantized values only");
+                              "); this XNNPACK delegate runs float32, float16 and quantized values only");
     if (t->dynamic_quant_type() != fb::ElementType::invalid)
       return fail_unsupported(value_label(i) + " asks for dynamic quantization, which is not supported");
     const auto* shape = t->shape();

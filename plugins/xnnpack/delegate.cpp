@@ -191,9 +191,11 @@ et_error* Delegate::init(const et_backend_init_args& args) {
     return host_.error(unsupported ? ET_ERR_NOT_SUPPORTED : ET_ERR_INVALID_PROGRAM,
                        (unsupported ? "unsupported XNNPACK delegate blob: " : "invalid XNNPACK delegate blob: ") +
                            problem);
-  for (const Value& value : graph_.values)
+  for (const Value& value : graph_.values) {
     if (value.is_constant() && value.dtype == DType::fp32 && !is_finite_data(value.f32(), numel(value.dims)))
       constants_finite_ = false;
+    if (value.io != 0 && value.fp16) fp16_boundary_ = true;
+  }
   make_segments();
   for (uint32_t v : graph_.inputs) infinity_risk_.push_back(infinity_risk(graph_, v, consumers_));
   pad_elementwise_constants();
@@ -507,7 +509,7 @@ void Delegate::trace_runtime(et_exec_context* traced, size_t segment, uint64_t s
   host_.api()->trace_span(traced, runtime_event_names_[segment].c_str(), -1, start_ns, end_ns);
 }
 
-et_error* Delegate::execute(et_exec_context* ctx, et_value* const* args, size_t nargs) {
+et_error* Delegate::execute_fp32(et_exec_context* ctx, et_value* const* args, size_t nargs) {
   std::lock_guard<std::mutex> lock(mutex_);
   const et_host_api* api = host_.api();
   et_exec_context* traced = call_is_traced(ctx) ? ctx : nullptr;  // untraced calls read no clock

@@ -90,6 +90,7 @@ struct Value {
   uint32_t io = 0;                 // kFlagInput / kFlagOutput
   int32_t producer = -1;           // node index, -1 for constants and inputs
   bool is_constant() const { return data != nullptr; }
+  bool fp16 = false;               // stored as fp16 by the program (boundary or constant); fp32 here
 };
 
 struct Node {

@@ -78,11 +78,26 @@ def build(name):
     if name == "resize_downscale":
         fn = Lambda(lambda x: F.interpolate(x, size=(3, 2), mode="bilinear", align_corners=False))
         return fn, (torch.randn(1, 2, 6, 7),), "XNNStaticResizeBilinear2D"
+    if name == "fp16_linear_conv":
+        return Fp16LinearConv().half(), (torch.randn(2, 8).half(), torch.randn(1, 3, 5, 5).half()), "FullyConnected"
     raise KeyError(name)
 
 
+class Fp16LinearConv(nn.Module):
+    """fp16 inputs, weights and outputs: the delegate's boundary is fp16."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x, y):
+        return F.relu(self.fc(x)), self.conv(y)
+
+
 MODELS = ["deconv_stride2_outpad_relu", "deconv_groups_dilation", "deconv_depthwise_pad", "deconv_adjust_over_stride",
-          "prelu_per_channel", "prelu_shared", "resize_half_pixel", "resize_align_corners", "resize_downscale"]
+          "prelu_per_channel", "prelu_shared", "resize_half_pixel", "resize_align_corners", "resize_downscale",
+          "fp16_linear_conv"]
 
 
 def lower(model, inputs):
@@ -149,9 +164,10 @@ def main():
         except RuntimeError as e:  # recorded: the test then holds etrt to eager PyTorch alone
             entry["executorch_error"] = str(e)
         save(d / "inputs.npz", "input", inputs)
-        save(d / "expected.npz", "output", [eager])
+        eager = list(eager) if isinstance(eager, tuple) else [eager]
+        save(d / "expected.npz", "output", eager)
         save(d / "inputs_nan.npz", "input", nan_inputs)
-        save(d / "expected_nan.npz", "output", [eager_nan])
+        save(d / "expected_nan.npz", "output", list(eager_nan) if isinstance(eager_nan, tuple) else [eager_nan])
         index["models"][name] = entry
         print(f"{name}: {len(program.buffer)} bytes, nodes {kinds}", flush=True)
         index_path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")

@@ -546,3 +546,28 @@ TEST(XnnpackBlobNodes, ArgMaxPoolingIsRefusedByName) {
   EXPECT_TRUE(p.unsupported);
   EXPECT_THAT(p.error, HasSubstr("ArgMaxPool2d (max pooling with indices) is not supported"));
 }
+
+TEST(XnnpackBlobNodes, Fp16ValuesAreComputedInFp32) {
+  // fp16 [2,4] -> FullyConnected(fp16 weights [8,4] = 1.5, -2.0 alternating) -> fp16 [2,8].
+  Builder g;
+  g.num_externals = 2;
+  std::vector<uint8_t> halves;
+  for (int k = 0; k < 32; ++k) {
+    uint16_t h = k % 2 == 0 ? 0x3E00 : 0xC000;  // 1.5, -2.0
+    halves.push_back(static_cast<uint8_t>(h & 0xFF));
+    halves.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  uint32_t w = g.bytes_constant(halves);
+  g.tensor({2, 4}, 0, 0, 1, 0, fb::ElementType::fp16);
+  g.tensor({8, 4}, 1, kNone, 0, w, fb::ElementType::fp16);
+  g.tensor({2, 8}, 2, 1, 2, 0, fb::ElementType::fp16);
+  g.fully_connected(0, 1, kNone, 2);
+  Parsed p = parse(g.finish());
+  ASSERT_EQ(p.error, "");
+  EXPECT_TRUE(p.graph.values[0].fp16 && p.graph.values[2].fp16);
+  const etrt::xnn::Value& weights = p.graph.values[1];
+  ASSERT_TRUE(weights.fp16 && weights.is_constant());
+  EXPECT_EQ(weights.dtype, etrt::xnn::DType::fp32);  // widened at init
+  EXPECT_EQ(weights.f32()[0], 1.5f);
+  EXPECT_EQ(weights.f32()[31], -2.0f);
+}

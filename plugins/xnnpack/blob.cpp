@@ -1,22 +1,20 @@
-// Reading a delegate blob: header, flatbuffer verification, then every id,
-// index, offset and size checked before anything is used.
+// Reading a delegate blob: header, flatbuffer verification, then every value id,
+// external index, constant index, named-data key/size and quantization checked
+// before anything is used (nodes: blob_nodes.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 
-#include "graph.h"
-#include "xnnpack_blob_generated.h"
+#include "blob_parser.h"
+#include "half.h"
 
 namespace etrt::xnn {
-namespace fb = etrt::xnnblob;
 
 namespace {
 
 constexpr char kHeaderMagic[4] = {'X', 'H', '0', '0'};
 constexpr size_t kHeaderSize = 30;        // zeros(4) magic(4) length(2) fb_off(4) fb_size(4) const_off(4) const_size(8)
 constexpr size_t kMaxValues = 1u << 20;
-constexpr size_t kMaxNodes = 1u << 20;
 constexpr size_t kMaxElements = size_t{1} << 32;  // per tensor; larger is a corrupt shape
 
 template <typename T>
@@ -49,735 +47,391 @@ std::string list_text(const std::vector<uint32_t>& v) {
   return s + "]";
 }
 
-struct Parser {
-  const uint8_t* blob;
-  size_t size;
-  const NamedDataLookup& named_data;
-  Graph* g;
-  bool* unsupported;
+}  // namespace
 
-  bool has_header = false;
-  uint64_t const_offset = 0, const_size = 0;
-  const fb::Graph* root = nullptr;
-  std::unordered_map<uint32_t, uint32_t> id_to_index;
-
-  std::string fail_unsupported(std::string message) {
-    *unsupported = true;
-    return message;
+// Locates and verifies the flatbuffer; copies it so reads are aligned.
+std::string BlobParser::read_container(std::vector<uint64_t>* storage, size_t* fb_size_out) {
+  const uint8_t* fb_data = blob;
+  size_t fb_size = size;
+  if (size >= 8 && std::memcmp(blob + 4, kHeaderMagic, 4) == 0) {
+    if (size < kHeaderSize)
+      return "blob has the XH00 header magic but is only " + std::to_string(size) + " bytes (a header needs " +
+             std::to_string(kHeaderSize) + ")";
+    has_header = true;
+    uint32_t fb_offset = read_le<uint32_t>(blob + 10);
+    uint32_t fb_length = read_le<uint32_t>(blob + 14);
+    uint32_t c_offset = read_le<uint32_t>(blob + 18);
+    uint64_t c_size = read_le<uint64_t>(blob + 22);
+    if (fb_offset < kHeaderSize || fb_offset > size)
+      return "header: flatbuffer offset " + std::to_string(fb_offset) + " is outside the blob (" +
+             std::to_string(size) + " bytes, header " + std::to_string(kHeaderSize) + ")";
+    if (fb_length < 8 || fb_length > size - fb_offset)
+      return "header: flatbuffer size " + std::to_string(fb_length) + " at offset " + std::to_string(fb_offset) +
+             " does not fit the " + std::to_string(size) + "-byte blob";
+    if (c_offset < uint64_t{fb_offset} + fb_length || c_offset > size)
+      return "header: constant data offset " + std::to_string(c_offset) +
+             " must follow the flatbuffer (ends at " + std::to_string(uint64_t{fb_offset} + fb_length) +
+             ") and lie inside the " + std::to_string(size) + "-byte blob";
+    if (c_size > size - c_offset)
+      return "header: constant data size " + std::to_string(c_size) + " at offset " + std::to_string(c_offset) +
+             " does not fit the " + std::to_string(size) + "-byte blob";
+    fb_data = blob + fb_offset;
+    fb_size = fb_length;
+    const_offset = c_offset;
+    const_size = c_size;
+  } else if (size < 8) {
+    return "blob is " + std::to_string(size) + " bytes, too small for an XNNPACK graph";
   }
-
-  std::string value_label(uint32_t index) const {
-    return "value " + std::to_string(index) + " (id " + std::to_string(g->values[index].id) + ")";
+  if (std::memcmp(fb_data + 4, "XN00", 4) != 0 && std::memcmp(fb_data + 4, "XN01", 4) != 0) {
+    std::string id = printable(fb_data + 4, 4);
+    return "flatbuffer identifier is '" + id + "', expected 'XN00' or 'XN01'";
   }
+  storage->assign((fb_size + 7) / 8, 0);
+  std::memcpy(storage->data(), fb_data, fb_size);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(storage->data());
+  flatbuffers::Verifier verifier(bytes, fb_size, /*max_depth=*/64, /*max_tables=*/4 * kMaxValues);
+  if (!verifier.VerifyBuffer<fb::Graph>(nullptr))
+    return "flatbuffer verification failed (corrupt or truncated XNNPACK graph, " + std::to_string(fb_size) +
+           " bytes)";
+  root = flatbuffers::GetRoot<fb::Graph>(bytes);
+  *fb_size_out = fb_size;
+  return "";
+}
 
-  // Locates and verifies the flatbuffer; copies it so reads are aligned.
-  std::string read_container(std::vector<uint64_t>* storage, size_t* fb_size_out) {
-    const uint8_t* fb_data = blob;
-    size_t fb_size = size;
-    if (size >= 8 && std::memcmp(blob + 4, kHeaderMagic, 4) == 0) {
-      if (size < kHeaderSize)
-        return "blob has the XH00 header magic but is only " + std::to_string(size) + " bytes (a header needs " +
-               std::to_string(kHeaderSize) + ")";
-      has_header = true;
-      uint32_t fb_offset = read_le<uint32_t>(blob + 10);
-      uint32_t fb_length = read_le<uint32_t>(blob + 14);
-      uint32_t c_offset = read_le<uint32_t>(blob + 18);
-      uint64_t c_size = read_le<uint64_t>(blob + 22);
-      if (fb_offset < kHeaderSize || fb_offset > size)
-        return "header: flatbuffer offset " + std::to_string(fb_offset) + " is outside the blob (" +
-               std::to_string(size) + " bytes, header " + std::to_string(kHeaderSize) + ")";
-      if (fb_length < 8 || fb_length > size - fb_offset)
-        return "header: flatbuffer size " + std::to_string(fb_length) + " at offset " + std::to_string(fb_offset) +
-               " does not fit the " + std::to_string(size) + "-byte blob";
-      if (c_offset < uint64_t{fb_offset} + fb_length || c_offset > size)
-        return "header: constant data offset " + std::to_string(c_offset) +
-               " must follow the flatbuffer (ends at " + std::to_string(uint64_t{fb_offset} + fb_length) +
-               ") and lie inside the " + std::to_string(size) + "-byte blob";
-      if (c_size > size - c_offset)
-        return "header: constant data size " + std::to_string(c_size) + " at offset " + std::to_string(c_offset) +
-               " does not fit the " + std::to_string(size) + "-byte blob";
-      fb_data = blob + fb_offset;
-      fb_size = fb_length;
-      const_offset = c_offset;
-      const_size = c_size;
-    } else if (size < 8) {
-      return "blob is " + std::to_string(size) + " bytes, too small for an XNNPACK graph";
-    }
-    if (std::memcmp(fb_data + 4, "XN00", 4) != 0 && std::memcmp(fb_data + 4, "XN01", 4) != 0) {
-      std::string id = printable(fb_data + 4, 4);
-      return "flatbuffer identifier is '" + id + "', expected 'XN00' or 'XN01'";
-    }
-    storage->assign((fb_size + 7) / 8, 0);
-    std::memcpy(storage->data(), fb_data, fb_size);
-    const auto* bytes = reinterpret_cast<const uint8_t*>(storage->data());
-    flatbuffers::Verifier verifier(bytes, fb_size, /*max_depth=*/64, /*max_tables=*/4 * kMaxValues);
-    if (!verifier.VerifyBuffer<fb::Graph>(nullptr))
-      return "flatbuffer verification failed (corrupt or truncated XNNPACK graph, " + std::to_string(fb_size) +
-             " bytes)";
-    root = flatbuffers::GetRoot<fb::Graph>(bytes);
-    *fb_size_out = fb_size;
-    return "";
-  }
-
-  // Finds constant `ci`'s bytes (named data or the blob's constant region); *transient when they live in the
-  // blob, which is only valid during init.
-  std::string constant_bytes(const std::string& label, uint32_t ci, size_t needed, const std::string& holder,
-                             const void** data, bool* transient) {
-    *transient = false;
-    std::string need = holder + " needs " + std::to_string(needed);
-    size_t available = 0;
-    const auto* constants = root->constants();
-    if (has_header || (constants != nullptr && constants->size() > 0)) {
-      if (constants == nullptr || ci >= constants->size())
-        return label + ": constant index " + std::to_string(ci) + " is outside the constant table (" +
-               std::to_string(constants ? constants->size() : 0) + " entries)";
-      const fb::ConstantEntry* entry = constants->Get(ci);
-      if (entry->key() != nullptr && entry->key()->size() > 0) {
-        std::string key = entry->key()->str();
-        std::string shown = printable(entry->key()->Data(), entry->key()->size());
-        if (std::strlen(key.c_str()) != key.size())
-          return label + ": named-data key '" + shown + "' of constant " + std::to_string(ci) + " contains a NUL byte";
-        if (std::string why = named_data(key.c_str(), data, &available); !why.empty())
-          return label + ": constant " + std::to_string(ci) + ": named data '" + shown +
-                 "' is not in the program: " + why;
-        if (available < needed)
-          return label + ": named data '" + shown + "' has " + std::to_string(available) + " bytes, " + need;
-      } else {
-        if (!has_header)
-          return label + ": constant " + std::to_string(ci) +
-                 " has no named-data key and the blob has no constant region";
-        uint64_t offset = entry->offset();
-        if (offset > const_size || needed > const_size - offset)
-          return label + ": constant " + std::to_string(ci) + " at offset " + std::to_string(offset) + " (" +
-                 std::to_string(needed) + " bytes) is outside the blob's constant region (" +
-                 std::to_string(const_size) + " bytes)";
-        *data = blob + const_offset + offset;
-        *transient = true;
-      }
+// Finds constant `ci`'s bytes (named data or the blob's constant region); *transient when they live in the
+// blob, which is only valid during init.
+std::string BlobParser::constant_bytes(const std::string& label, uint32_t ci, size_t needed, const std::string& holder,
+                           const void** data, bool* transient) {
+  *transient = false;
+  std::string need = holder + " needs " + std::to_string(needed);
+  size_t available = 0;
+  const auto* constants = root->constants();
+  if (has_header || (constants != nullptr && constants->size() > 0)) {
+    if (constants == nullptr || ci >= constants->size())
+      return label + ": constant index " + std::to_string(ci) + " is outside the constant table (" +
+             std::to_string(constants ? constants->size() : 0) + " entries)";
+    const fb::ConstantEntry* entry = constants->Get(ci);
+    if (entry->key() != nullptr && entry->key()->size() > 0) {
+      std::string key = entry->key()->str();
+      std::string shown = printable(entry->key()->Data(), entry->key()->size());
+      if (std::strlen(key.c_str()) != key.size())
+        return label + ": named-data key '" + shown + "' of constant " + std::to_string(ci) + " contains a NUL byte";
+      if (std::string why = named_data(key.c_str(), data, &available); !why.empty())
+        return label + ": constant " + std::to_string(ci) + ": named data '" + shown +
+               "' is not in the program: " + why;
+      if (available < needed)
+        return label + ": named data '" + shown + "' has " + std::to_string(available) + " bytes, " + need;
     } else {
-      const auto* buffers = root->legacy_buffers();
-      if (buffers == nullptr || ci >= buffers->size() || buffers->Get(ci)->bytes() == nullptr)
-        return label + ": constant index " + std::to_string(ci) + " is outside the blob's inline buffers (" +
-               std::to_string(buffers ? buffers->size() : 0) + ")";
-      const auto* bytes = buffers->Get(ci)->bytes();
-      if (bytes->size() < needed)
-        return label + ": inline buffer " + std::to_string(ci) + " has " + std::to_string(bytes->size()) +
-               " bytes, " + need;
-      *data = bytes->data();
+      if (!has_header)
+        return label + ": constant " + std::to_string(ci) +
+               " has no named-data key and the blob has no constant region";
+      uint64_t offset = entry->offset();
+      if (offset > const_size || needed > const_size - offset)
+        return label + ": constant " + std::to_string(ci) + " at offset " + std::to_string(offset) + " (" +
+               std::to_string(needed) + " bytes) is outside the blob's constant region (" +
+               std::to_string(const_size) + " bytes)";
+      *data = blob + const_offset + offset;
       *transient = true;
     }
-    if (*data == nullptr) return label + ": constant " + std::to_string(ci) + " has no data";
-    return "";
+  } else {
+    const auto* buffers = root->legacy_buffers();
+    if (buffers == nullptr || ci >= buffers->size() || buffers->Get(ci)->bytes() == nullptr)
+      return label + ": constant index " + std::to_string(ci) + " is outside the blob's inline buffers (" +
+             std::to_string(buffers ? buffers->size() : 0) + ")";
+    const auto* bytes = buffers->Get(ci)->bytes();
+    if (bytes->size() < needed)
+      return label + ": inline buffer " + std::to_string(ci) + " has " + std::to_string(bytes->size()) +
+             " bytes, " + need;
+    *data = bytes->data();
+    *transient = true;
   }
+  if (*data == nullptr) return label + ": constant " + std::to_string(ci) + " has no data";
+  return "";
+}
 
-  std::string read_constant(uint32_t index, const fb::TensorValue& t) {
-    Value& v = g->values[index];
-    size_t needed = value_bytes(v.dtype, v.dims);
+std::string BlobParser::read_constant(uint32_t index, const fb::TensorValue& t) {
+  Value& v = g->values[index];
+  size_t needed = v.fp16 ? numel(v.dims) * 2 : value_bytes(v.dtype, v.dims);
+  const void* data = nullptr;
+  bool transient = false;
+  std::string holder = "the tensor " + shape_text(v.dims);
+  if (std::string e = constant_bytes(value_label(index), t.constant_index(), needed, holder, &data, &transient);
+      !e.empty())
+    return e;
+  if (v.fp16) {
+    std::unique_ptr<float[]> widened(new float[numel(v.dims) + 4]());
+    const auto* halves = static_cast<const uint8_t*>(data);
+    for (size_t k = 0; k < numel(v.dims); ++k) widened[k] = half_to_float(read_le<uint16_t>(halves + 2 * k));
+    v.data = widened.get();
+    g->owned.push_back(std::move(widened));
+  } else if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
+    std::unique_ptr<float[]> owned(new float[(needed + 3) / 4 + 4]());
+    std::memcpy(owned.get(), data, needed);
+    v.data = owned.get();
+    g->owned.push_back(std::move(owned));
+  } else {
+    v.data = data;  // lives as long as the program (and so the method)
+  }
+  return "";
+}
+
+// Scales of a per-channel or per-group value: inline, or a constant of `count` fp32 (bf16 when `bf16`).
+std::string BlobParser::read_scales(uint32_t index, const flatbuffers::Vector<float>* inline_scales, uint32_t buffer,
+                        uint32_t buffer_count, size_t count, bool bf16, std::vector<float>* out) {
+  std::string label = value_label(index);
+  if (inline_scales != nullptr && inline_scales->size() > 0) {
+    if (inline_scales->size() != count)
+      return label + ": " + std::to_string(inline_scales->size()) + " scales, " + std::to_string(count) +
+             " expected";
+    out->assign(inline_scales->begin(), inline_scales->end());
+  } else {
+    if (buffer == 0) return label + ": no scales (neither inline nor a scale buffer)";
+    if (buffer_count != count)
+      return label + ": the scale buffer holds " + std::to_string(buffer_count) + " scales, " +
+             std::to_string(count) + " expected";
     const void* data = nullptr;
     bool transient = false;
-    std::string holder = "the tensor " + shape_text(v.dims);
-    if (std::string e = constant_bytes(value_label(index), t.constant_index(), needed, holder, &data, &transient);
-        !e.empty())
-      return e;
-    if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
-      std::unique_ptr<float[]> owned(new float[(needed + 3) / 4 + 4]());
-      std::memcpy(owned.get(), data, needed);
-      v.data = owned.get();
-      g->owned.push_back(std::move(owned));
-    } else {
-      v.data = data;  // lives as long as the program (and so the method)
-    }
-    return "";
-  }
-
-  // Scales of a per-channel or per-group value: inline, or a constant of `count` fp32 (bf16 when `bf16`).
-  std::string read_scales(uint32_t index, const flatbuffers::Vector<float>* inline_scales, uint32_t buffer,
-                          uint32_t buffer_count, size_t count, bool bf16, std::vector<float>* out) {
-    std::string label = value_label(index);
-    if (inline_scales != nullptr && inline_scales->size() > 0) {
-      if (inline_scales->size() != count)
-        return label + ": " + std::to_string(inline_scales->size()) + " scales, " + std::to_string(count) +
-               " expected";
-      out->assign(inline_scales->begin(), inline_scales->end());
-    } else {
-      if (buffer == 0) return label + ": no scales (neither inline nor a scale buffer)";
-      if (buffer_count != count)
-        return label + ": the scale buffer holds " + std::to_string(buffer_count) + " scales, " +
-               std::to_string(count) + " expected";
-      const void* data = nullptr;
-      bool transient = false;
-      size_t bytes = count * (bf16 ? 2 : 4);
-      if (std::string e = constant_bytes(label, buffer, bytes, "the scales", &data, &transient); !e.empty()) return e;
-      out->resize(count);
-      const auto* p = static_cast<const uint8_t*>(data);
-      for (size_t k = 0; k < count; ++k) {
-        if (bf16) {
-          uint32_t bits = uint32_t{read_le<uint16_t>(p + 2 * k)} << 16;
-          std::memcpy(&(*out)[k], &bits, 4);
-        } else {
-          (*out)[k] = read_le<float>(p + 4 * k);
-        }
+    size_t bytes = count * (bf16 ? 2 : 4);
+    if (std::string e = constant_bytes(label, buffer, bytes, "the scales", &data, &transient); !e.empty()) return e;
+    out->resize(count);
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t k = 0; k < count; ++k) {
+      if (bf16) {
+        uint32_t bits = uint32_t{read_le<uint16_t>(p + 2 * k)} << 16;
+        std::memcpy(&(*out)[k], &bits, 4);
+      } else {
+        (*out)[k] = read_le<float>(p + 4 * k);
       }
     }
-    for (float s : *out)
-      if (!(s > 0.0f) || !std::isfinite(s))
-        return label + ": scale " + std::to_string(s) + " is not a positive finite number";
-    return "";
   }
+  for (float s : *out)
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return label + ": scale " + std::to_string(s) + " is not a positive finite number";
+  return "";
+}
 
-  // Element type and quantization parameters of a quantized value.
-  std::string read_quantization(uint32_t index, const fb::TensorValue& t, const fb::QuantizedTensorValue& q) {
-    Value& v = g->values[index];
-    std::string label = value_label(index);
-    using E = fb::ElementType;
-    using Q = fb::Quantization;
-    const char* type_name = fb::EnumNameElementType(t.element_type());
-    std::string type_text = type_name[0] ? type_name : "type " + std::to_string(static_cast<int>(t.element_type()));
-    switch (q.quantization_type()) {
-      case Q::PerTensor: {
-        const fb::PerTensor* p = q.quantization_as_PerTensor();
-        int32_t lo = 0, hi = 0;
-        switch (t.element_type()) {
-          case E::qint8: v.dtype = DType::qint8, lo = -128, hi = 127; break;
-          case E::quint8: v.dtype = DType::quint8, lo = 0, hi = 255; break;
-          case E::qint32: v.dtype = DType::qint32; break;
-          default: return fail_unsupported(label + " is " + type_text + " with per-tensor quantization");
-        }
-        v.scale = p->scale();
-        v.zero_point = p->zero_point();
-        if (!(v.scale > 0.0f) || !std::isfinite(v.scale))
-          return label + ": scale " + std::to_string(v.scale) + " is not a positive finite number";
-        if (v.zero_point < lo || v.zero_point > hi)
-          return label + ": zero point " + std::to_string(v.zero_point) + " is outside [" + std::to_string(lo) +
-                 ", " + std::to_string(hi) + "] of " + type_text;
-        return "";
+// Element type and quantization parameters of a quantized value.
+std::string BlobParser::read_quantization(uint32_t index, const fb::TensorValue& t, const fb::QuantizedTensorValue& q) {
+  Value& v = g->values[index];
+  std::string label = value_label(index);
+  using E = fb::ElementType;
+  using Q = fb::Quantization;
+  const char* type_name = fb::EnumNameElementType(t.element_type());
+  std::string type_text = type_name[0] ? type_name : "type " + std::to_string(static_cast<int>(t.element_type()));
+  switch (q.quantization_type()) {
+    case Q::PerTensor: {
+      const fb::PerTensor* p = q.quantization_as_PerTensor();
+      int32_t lo = 0, hi = 0;
+      switch (t.element_type()) {
+        case E::qint8: v.dtype = DType::qint8, lo = -128, hi = 127; break;
+        case E::quint8: v.dtype = DType::quint8, lo = 0, hi = 255; break;
+        case E::qint32: v.dtype = DType::qint32; break;
+        default: return fail_unsupported(label + " is " + type_text + " with per-tensor quantization");
       }
-      case Q::PerChannel: {
-        const fb::PerChannel* p = q.quantization_as_PerChannel();
-        if (t.element_type() == E::qcint8) {
-          v.dtype = DType::qcint8;
-        } else if (t.element_type() == E::qcint32) {
-          v.dtype = DType::qcint32;
-        } else {
-          return fail_unsupported(label + " is " + type_text + " with per-channel quantization");
-        }
-        if (p->axis() < 0 || static_cast<size_t>(p->axis()) >= v.dims.size())
-          return label + ": channel axis " + std::to_string(p->axis()) + " is outside its rank " +
-                 std::to_string(v.dims.size());
-        v.channel_dim = static_cast<uint32_t>(p->axis());
-        return read_scales(index, p->scales(), p->scales_buffer(), p->scale_count(), v.dims[v.channel_dim], false,
-                           &v.scales);
+      v.scale = p->scale();
+      v.zero_point = p->zero_point();
+      if (!(v.scale > 0.0f) || !std::isfinite(v.scale))
+        return label + ": scale " + std::to_string(v.scale) + " is not a positive finite number";
+      if (v.zero_point < lo || v.zero_point > hi)
+        return label + ": zero point " + std::to_string(v.zero_point) + " is outside [" + std::to_string(lo) +
+               ", " + std::to_string(hi) + "] of " + type_text;
+      return "";
+    }
+    case Q::PerChannel: {
+      const fb::PerChannel* p = q.quantization_as_PerChannel();
+      if (t.element_type() == E::qcint8) {
+        v.dtype = DType::qcint8;
+      } else if (t.element_type() == E::qcint32) {
+        v.dtype = DType::qcint32;
+      } else {
+        return fail_unsupported(label + " is " + type_text + " with per-channel quantization");
       }
-      case Q::PerTokenDynamic: {
-        const fb::PerTokenDynamic* p = q.quantization_as_PerTokenDynamic();
-        if (t.element_type() != E::qdint8)
-          return fail_unsupported(label + " is " + type_text + " with dynamic per-token quantization");
-        v.dtype = DType::qdint8;
-        if (p->non_batch_dims() != 1)
-          return fail_unsupported(label + ": dynamic quantization over " + std::to_string(p->non_batch_dims()) +
-                                  " non-batch dims (only the last dim is supported)");
-        return "";
-      }
-      case Q::PerChannelGroup: {
-        const fb::PerChannelGroup* p = q.quantization_as_PerChannelGroup();
-        if (t.element_type() != E::qbint4)
-          return fail_unsupported(label + " is " + type_text + " with per-group quantization");
-        v.dtype = DType::qbint4;
-        if (v.dims.size() != 2) return label + ": 4-bit group-wise weights must be 2-D, got " + shape_text(v.dims);
-        if (p->axis() != 0)
-          return fail_unsupported(label + ": group-wise scales along axis " + std::to_string(p->axis()));
-        if (p->group() <= 0 || v.dims[1] % static_cast<size_t>(p->group()) != 0)
-          return label + ": group size " + std::to_string(p->group()) + " does not divide the " +
-                 std::to_string(v.dims[1]) + " input channels";
-        v.group_size = static_cast<uint32_t>(p->group());
-        return read_scales(index, nullptr, p->scales_buffer(), p->scale_count(), v.dims[0] * (v.dims[1] / v.group_size),
-                           true, &v.scales);
-      }
+      if (p->axis() < 0 || static_cast<size_t>(p->axis()) >= v.dims.size())
+        return label + ": channel axis " + std::to_string(p->axis()) + " is outside its rank " +
+               std::to_string(v.dims.size());
+      v.channel_dim = static_cast<uint32_t>(p->axis());
+      return read_scales(index, p->scales(), p->scales_buffer(), p->scale_count(), v.dims[v.channel_dim], false,
+                         &v.scales);
+    }
+    case Q::PerTokenDynamic: {
+      const fb::PerTokenDynamic* p = q.quantization_as_PerTokenDynamic();
+      if (t.element_type() != E::qdint8)
+        return fail_unsupported(label + " is " + type_text + " with dynamic per-token quantization");
+      v.dtype = DType::qdint8;
+      if (p->non_batch_dims() != 1)
+        return fail_unsupported(label + ": dynamic quantization over " + std::to_string(p->non_batch_dims()) +
+                                " non-batch dims (only the last dim is supported)");
+      return "";
+    }
+    case Q::PerChannelGroup: {
+      const fb::PerChannelGroup* p = q.quantization_as_PerChannelGroup();
+      if (t.element_type() != E::qbint4)
+        return fail_unsupported(label + " is " + type_text + " with per-group quantization");
+      v.dtype = DType::qbint4;
+      if (v.dims.size() != 2) return label + ": 4-bit group-wise weights must be 2-D, got " + shape_text(v.dims);
+      if (p->axis() != 0)
+        return fail_unsupported(label + ": group-wise scales along axis " + std::to_string(p->axis()));
+      if (p->group() <= 0 || v.dims[1] % static_cast<size_t>(p->group()) != 0)
+        return label + ": group size " + std::to_string(p->group()) + " does not divide the " +
+               std::to_string(v.dims[1]) + " input channels";
+      v.group_size = static_cast<uint32_t>(p->group());
+      return read_scales(index, nullptr, p->scales_buffer(), p->scale_count(), v.dims[0] * (v.dims[1] / v.group_size),
+                         true, &v.scales);
+    }
+    default:
+      return label + " is quantized but has no quantization parameters";
+  }
+}
+
+std::string BlobParser::read_values() {
+  const auto* values = root->values();
+  if (values == nullptr || values->size() == 0) return "graph has no values";
+  if (values->size() > kMaxValues) return "graph has " + std::to_string(values->size()) + " values (limit " +
+                                          std::to_string(kMaxValues) + ")";
+  g->num_externals = root->num_externals();
+  if (g->num_externals > kMaxValues)
+    return "graph declares " + std::to_string(g->num_externals) + " external values (limit " +
+           std::to_string(kMaxValues) + ")";
+  g->values.resize(values->size());
+  std::vector<int64_t> by_external(g->num_externals, -1);
+  for (uint32_t i = 0; i < values->size(); ++i) {
+    const fb::Value* fv = values->Get(i);
+    const fb::TensorValue* t = nullptr;
+    const fb::QuantizedTensorValue* q = nullptr;
+    switch (fv->kind_type()) {
+      case fb::ValueKind::TensorValue: t = fv->kind_as_TensorValue(); break;
+      case fb::ValueKind::QuantizedTensorValue:
+        q = fv->kind_as_QuantizedTensorValue();
+        t = q != nullptr ? q->base() : nullptr;  // a union may name its kind and hold nothing
+        break;
       default:
-        return label + " is quantized but has no quantization parameters";
+        return "value " + std::to_string(i) + " has no tensor (value kind " +
+               std::to_string(static_cast<int>(fv->kind_type())) + ")";
+    }
+    if (t == nullptr) return "value " + std::to_string(i) + " has no tensor";
+    Value& v = g->values[i];
+    v.id = t->id();
+    if (!id_to_index.emplace(v.id, i).second)
+      return "value " + std::to_string(i) + " reuses id " + std::to_string(v.id) + " of value " +
+             std::to_string(id_to_index[v.id]);
+    // fp16 values are computed in fp32 here: constants are widened at init, delegate inputs and outputs are
+    // converted at the boundary (Delegate::execute_fp16_boundary).
+    v.fp16 = q == nullptr && t->element_type() == fb::ElementType::fp16;
+    if (q == nullptr && t->element_type() != fb::ElementType::fp32 && !v.fp16)
+      return fail_unsupported(value_label(i) + " has element type " +
+                              std::string(fb::EnumNameElementType(t->element_type())[0]
+                                              ? fb::EnumNameElementType(t->element_type())
+                                              : "unknown") +
+                              " (" + std::to_string(static_cast<int>(t->element_type())) +
+                              "); this XNNPACK delegate runs float32, float16 and quantized values only");
+    if (t->dynamic_quant_type() != fb::ElementType::invalid)
+      return fail_unsupported(value_label(i) + " asks for dynamic quantization, which is not supported");
+    const auto* shape = t->shape();
+    size_t rank = shape ? shape->size() : 0;
+    if (t->rank() != rank)
+      return value_label(i) + ": rank field says " + std::to_string(t->rank()) + " but the shape has " +
+             std::to_string(rank) + " dims";
+    if (rank > kMaxRank)
+      return value_label(i) + ": rank " + std::to_string(rank) + " exceeds XNNPACK's " + std::to_string(kMaxRank);
+    size_t elements = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      size_t dim = shape->Get(static_cast<flatbuffers::uoffset_t>(d));
+      if (dim == 0) return value_label(i) + ": dim " + std::to_string(d) + " is 0";
+      if (dim > kMaxElements || elements > kMaxElements / dim)
+        return value_label(i) + ": shape has more than 2^32 elements";
+      elements *= dim;
+      v.dims.push_back(dim);
+    }
+    if (q != nullptr) {
+      if (std::string e = read_quantization(i, *t, *q); !e.empty()) return e;
+      g->quantized = true;
+    }
+    uint32_t io = t->io_flags();
+    if ((io & ~(kFlagInput | kFlagOutput)) != 0)
+      return value_label(i) + ": unknown flags " + std::to_string(io) + " (only external input 1 and output 2)";
+    if (io == (kFlagInput | kFlagOutput)) return value_label(i) + " is flagged both external input and output";
+    v.io = io;
+    if (io != 0 && v.dtype != DType::fp32)
+      return fail_unsupported(value_label(i) + " is a delegate input or output of type " + dtype_name(v.dtype) +
+                              "; quantized values must stay inside the delegate (Convert at its boundary)");
+    if (io != 0) {
+      uint32_t ext = t->external_index();
+      if (ext >= g->num_externals)
+        return value_label(i) + ": external index " + std::to_string(ext) + " is outside the " +
+               std::to_string(g->num_externals) + " external values";
+      if (by_external[ext] >= 0)
+        return value_label(i) + ": external index " + std::to_string(ext) + " is also used by value " +
+               std::to_string(by_external[ext]);
+      by_external[ext] = i;
+      v.external = ext;
+      if (t->constant_index() != 0) return value_label(i) + " is external and constant at once";
+    } else if (t->external_index() != kNone) {
+      return value_label(i) + ": external index " + std::to_string(t->external_index()) +
+             " without an external input/output flag";
+    }
+    if (t->constant_index() != 0) {
+      if (v.dtype == DType::qdint8) return value_label(i) + " is dynamically quantized and constant at once";
+      if (std::string e = read_constant(i, *t); !e.empty()) return e;
+    } else if (v.dtype == DType::qcint8 || v.dtype == DType::qcint32 || v.dtype == DType::qbint4) {
+      return fail_unsupported(value_label(i) + " is " + dtype_name(v.dtype) +
+                              " but not constant (per-channel and group-wise values must be weights or biases)");
     }
   }
-
-  std::string read_values() {
-    const auto* values = root->values();
-    if (values == nullptr || values->size() == 0) return "graph has no values";
-    if (values->size() > kMaxValues) return "graph has " + std::to_string(values->size()) + " values (limit " +
-                                            std::to_string(kMaxValues) + ")";
-    g->num_externals = root->num_externals();
-    if (g->num_externals > kMaxValues)
-      return "graph declares " + std::to_string(g->num_externals) + " external values (limit " +
-             std::to_string(kMaxValues) + ")";
-    g->values.resize(values->size());
-    std::vector<int64_t> by_external(g->num_externals, -1);
-    for (uint32_t i = 0; i < values->size(); ++i) {
-      const fb::Value* fv = values->Get(i);
-      const fb::TensorValue* t = nullptr;
-      const fb::QuantizedTensorValue* q = nullptr;
-      switch (fv->kind_type()) {
-        case fb::ValueKind::TensorValue: t = fv->kind_as_TensorValue(); break;
-        case fb::ValueKind::QuantizedTensorValue:
-          q = fv->kind_as_QuantizedTensorValue();
-          t = q != nullptr ? q->base() : nullptr;  // a union may name its kind and hold nothing
-          break;
-        default:
-          return "value " + std::to_string(i) + " has no tensor (value kind " +
-                 std::to_string(static_cast<int>(fv->kind_type())) + ")";
-      }
-      if (t == nullptr) return "value " + std::to_string(i) + " has no tensor";
-      Value& v = g->values[i];
-      v.id = t->id();
-      if (!id_to_index.emplace(v.id, i).second)
-        return "value " + std::to_string(i) + " reuses id " + std::to_string(v.id) + " of value " +
-               std::to_string(id_to_index[v.id]);
-      if (q == nullptr && t->element_type() != fb::ElementType::fp32)
-        return fail_unsupported(value_label(i) + " has element type " +
-                                std::string(fb::EnumNameElementType(t->element_type())[0]
-                                                ? fb::EnumNameElementType(t->element_type())
-                                                : "unknown") +
-                                " (" + std::to_string(static_cast<int>(t->element_type())) +
-                                "); this XNNPACK delegate runs float32 and quantized values only");
-      if (t->dynamic_quant_type() != fb::ElementType::invalid)
-        return fail_unsupported(value_label(i) + " asks for dynamic quantization, which is not supported");
-      const auto* shape = t->shape();
-      size_t rank = shape ? shape->size() : 0;
-      if (t->rank() != rank)
-        return value_label(i) + ": rank field says " + std::to_string(t->rank()) + " but the shape has " +
-               std::to_string(rank) + " dims";
-      if (rank > kMaxRank)
-        return value_label(i) + ": rank " + std::to_string(rank) + " exceeds XNNPACK's " + std::to_string(kMaxRank);
-      size_t elements = 1;
-      for (size_t d = 0; d < rank; ++d) {
-        size_t dim = shape->Get(static_cast<flatbuffers::uoffset_t>(d));
-        if (dim == 0) return value_label(i) + ": dim " + std::to_string(d) + " is 0";
-        if (dim > kMaxElements || elements > kMaxElements / dim)
-          return value_label(i) + ": shape has more than 2^32 elements";
-        elements *= dim;
-        v.dims.push_back(dim);
-      }
-      if (q != nullptr) {
-        if (std::string e = read_quantization(i, *t, *q); !e.empty()) return e;
-        g->quantized = true;
-      }
-      uint32_t io = t->io_flags();
-      if ((io & ~(kFlagInput | kFlagOutput)) != 0)
-        return value_label(i) + ": unknown flags " + std::to_string(io) + " (only external input 1 and output 2)";
-      if (io == (kFlagInput | kFlagOutput)) return value_label(i) + " is flagged both external input and output";
-      v.io = io;
-      if (io != 0 && v.dtype != DType::fp32)
-        return fail_unsupported(value_label(i) + " is a delegate input or output of type " + dtype_name(v.dtype) +
-                                "; quantized values must stay inside the delegate (Convert at its boundary)");
-      if (io != 0) {
-        uint32_t ext = t->external_index();
-        if (ext >= g->num_externals)
-          return value_label(i) + ": external index " + std::to_string(ext) + " is outside the " +
-                 std::to_string(g->num_externals) + " external values";
-        if (by_external[ext] >= 0)
-          return value_label(i) + ": external index " + std::to_string(ext) + " is also used by value " +
-                 std::to_string(by_external[ext]);
-        by_external[ext] = i;
-        v.external = ext;
-        if (t->constant_index() != 0) return value_label(i) + " is external and constant at once";
-      } else if (t->external_index() != kNone) {
-        return value_label(i) + ": external index " + std::to_string(t->external_index()) +
-               " without an external input/output flag";
-      }
-      if (t->constant_index() != 0) {
-        if (v.dtype == DType::qdint8) return value_label(i) + " is dynamically quantized and constant at once";
-        if (std::string e = read_constant(i, *t); !e.empty()) return e;
-      } else if (v.dtype == DType::qcint8 || v.dtype == DType::qcint32 || v.dtype == DType::qbint4) {
-        return fail_unsupported(value_label(i) + " is " + dtype_name(v.dtype) +
-                                " but not constant (per-channel and group-wise values must be weights or biases)");
-      }
+  for (uint32_t ext = 0; ext < g->num_externals; ++ext) {
+    if (by_external[ext] < 0) continue;
+    uint32_t index = static_cast<uint32_t>(by_external[ext]);
+    (g->values[index].io == kFlagInput ? g->inputs : g->outputs).push_back(index);
+  }
+  if (g->outputs.empty()) return "graph has no external output";
+  // The blob's own input/output lists, when present, must name exactly the flagged values.
+  auto check_list = [&](const flatbuffers::Vector<uint32_t>* list, const std::vector<uint32_t>& flagged,
+                        const char* what) -> std::string {
+    if (list == nullptr || list->size() == 0) return "";
+    std::vector<uint32_t> listed;
+    for (uint32_t id : *list) {
+      auto it = id_to_index.find(id);
+      if (it == id_to_index.end())
+        return std::string(what) + " id " + std::to_string(id) + " is not a value";
+      listed.push_back(it->second);
     }
-    for (uint32_t ext = 0; ext < g->num_externals; ++ext) {
-      if (by_external[ext] < 0) continue;
-      uint32_t index = static_cast<uint32_t>(by_external[ext]);
-      (g->values[index].io == kFlagInput ? g->inputs : g->outputs).push_back(index);
-    }
-    if (g->outputs.empty()) return "graph has no external output";
-    // The blob's own input/output lists, when present, must name exactly the flagged values.
-    auto check_list = [&](const flatbuffers::Vector<uint32_t>* list, const std::vector<uint32_t>& flagged,
-                          const char* what) -> std::string {
-      if (list == nullptr || list->size() == 0) return "";
-      std::vector<uint32_t> listed;
-      for (uint32_t id : *list) {
-        auto it = id_to_index.find(id);
-        if (it == id_to_index.end())
-          return std::string(what) + " id " + std::to_string(id) + " is not a value";
-        listed.push_back(it->second);
-      }
-      std::vector<uint32_t> a = listed, b = flagged;
-      std::sort(a.begin(), a.end());
-      std::sort(b.begin(), b.end());
-      if (a != b)
-        return std::string("the graph's ") + what + " ids " + list_text(listed) +
-               " differ from the values flagged as external " + what + "s " + list_text(flagged);
-      return "";
-    };
-    if (std::string e = check_list(root->input_ids(), g->inputs, "input"); !e.empty()) return e;
-    if (std::string e = check_list(root->output_ids(), g->outputs, "output"); !e.empty()) return e;
+    std::vector<uint32_t> a = listed, b = flagged;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b)
+      return std::string("the graph's ") + what + " ids " + list_text(listed) +
+             " differ from the values flagged as external " + what + "s " + list_text(flagged);
     return "";
-  }
+  };
+  if (std::string e = check_list(root->input_ids(), g->inputs, "input"); !e.empty()) return e;
+  if (std::string e = check_list(root->output_ids(), g->outputs, "output"); !e.empty()) return e;
+  return "";
+}
 
-  // Maps a blob id to a value index.
-  std::string ref(size_t node, const char* what, uint32_t id, uint32_t* out, bool optional = false) {
-    if (optional && id == kNone) {
-      *out = kNone;
-      return "";
-    }
-    auto it = id_to_index.find(id);
-    if (it == id_to_index.end())
-      return "node " + std::to_string(node) + " (" + op_name(g->nodes[node].op) + "): " + what + " id " +
-             (id == kNone ? std::string("0xFFFFFFFF") : std::to_string(id)) + " is not a value";
-    *out = it->second;
-    return "";
+std::string BlobParser::run() {
+  std::vector<uint64_t> storage;
+  size_t fb_size = 0;
+  if (std::string e = read_container(&storage, &fb_size); !e.empty()) return e;
+  if (std::string e = read_values(); !e.empty()) return e;
+  if (std::string e = read_nodes(); !e.empty()) return e;
+  // The declared shapes must be what the nodes compute from the declared inputs.
+  std::vector<Shape> input_shapes;
+  for (uint32_t v : g->inputs) input_shapes.push_back(g->values[v].dims);
+  std::vector<Shape> shapes;
+  if (std::string e = infer_all(*g, input_shapes, &shapes); !e.empty()) return e;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    uint32_t v = g->nodes[i].output;
+    if (shapes[v] != g->values[v].dims)
+      return node_label(*g, i) + ": output " + value_label(v) + " is declared " + shape_text(g->values[v].dims) +
+             " but the node computes " + shape_text(shapes[v]);
   }
-
-  template <typename T>
-  static std::vector<uint32_t> to_list(const flatbuffers::Vector<T>* v) {
-    std::vector<uint32_t> out;
-    if (v != nullptr) out.assign(v->begin(), v->end());
-    return out;
-  }
-
-  std::string read_node(size_t i, const fb::Node* fn) {
-    Node& n = g->nodes[i];
-    n.debug_handle = fn->debug_handle();
-    if (const fb::ClampRange* c = fn->clamp()) {
-      n.out_min = c->low();
-      n.out_max = c->high();
-      if (!(n.out_min <= n.out_max))  // also rejects NaN
-        return "node " + std::to_string(i) + ": output range [" + std::to_string(n.out_min) + ", " +
-               std::to_string(n.out_max) + "] is empty or NaN";
-    }
-    auto in = [&](const char* what, uint32_t id, bool optional = false) -> std::string {
-      uint32_t index = kNone;
-      std::string e = ref(i, what, id, &index, optional);
-      if (e.empty()) n.inputs.push_back(index);
-      return e;
-    };
-    auto out = [&](uint32_t id) { return ref(i, "output", id, &n.output); };
-#define TRY(expr) \
-  if (std::string e_ = (expr); !e_.empty()) return e_
-    auto unary = [&](Op op, const fb::Unary* u) -> std::string {
-      n.op = op;
-      n.flags = u->flags();
-      TRY(in("input", u->input()));
-      return out(u->output());
-    };
-    auto binary = [&](Op op, const fb::Binary* b) -> std::string {
-      n.op = op;
-      n.flags = b->flags();
-      TRY(in("first input", b->lhs()));
-      TRY(in("second input", b->rhs()));
-      return out(b->output());
-    };
-    auto conv = [&](Op op, const fb::Convolution* c) -> std::string {
-      n.op = op;
-      n.pad[0] = c->pad_top(), n.pad[1] = c->pad_right(), n.pad[2] = c->pad_bottom(), n.pad[3] = c->pad_left();
-      n.kernel[0] = c->kernel_h(), n.kernel[1] = c->kernel_w();
-      n.stride[0] = c->stride_h(), n.stride[1] = c->stride_w();
-      n.dilation[0] = c->dilation_h(), n.dilation[1] = c->dilation_w();
-      n.group_in = c->group_in_channels(), n.group_out = c->group_out_channels(), n.groups = c->groups();
-      n.flags = c->flags();
-      TRY(in("input", c->input()));
-      TRY(in("weights", c->weights()));
-      TRY(in("bias", c->bias(), /*optional=*/true));
-      return out(c->output());
-    };
-    auto pool = [&](Op op, const fb::Pooling* p) -> std::string {
-      n.op = op;
-      n.pad[0] = p->pad_top(), n.pad[1] = p->pad_right(), n.pad[2] = p->pad_bottom(), n.pad[3] = p->pad_left();
-      n.kernel[0] = p->window_h(), n.kernel[1] = p->window_w();
-      n.stride[0] = p->stride_h(), n.stride[1] = p->stride_w();
-      n.dilation[0] = p->dilation_h(), n.dilation[1] = p->dilation_w();
-      n.flags = p->flags();
-      TRY(in("input", p->input()));
-      return out(p->output());
-    };
-    auto concat = [&](const fb::Concatenation* c, int count) -> std::string {
-      n.op = Op::Concat;
-      n.axis = c->axis();
-      n.flags = c->flags();
-      const uint32_t ids[5] = {c->input1(), c->input2(), c->input3(), c->input4(), c->input5()};
-      for (int k = 0; k < count; ++k) TRY(in("input", ids[k]));
-      return out(c->output());
-    };
-    using T = fb::Operation;
-    switch (fn->op_type()) {
-      case T::Add: return binary(Op::Add, fn->op_as_Add());
-      case T::Subtract: return binary(Op::Subtract, fn->op_as_Subtract());
-      case T::Multiply: return binary(Op::Multiply, fn->op_as_Multiply());
-      case T::Divide: return binary(Op::Divide, fn->op_as_Divide());
-      case T::Minimum: return binary(Op::Minimum, fn->op_as_Minimum());
-      case T::Maximum: return binary(Op::Maximum, fn->op_as_Maximum());
-      case T::BatchMatMul: return binary(Op::BatchMatMul, fn->op_as_BatchMatMul());
-      case T::FullyConnected: {
-        const fb::FullyConnected* f = fn->op_as_FullyConnected();
-        n.op = Op::FullyConnected;
-        n.flags = f->flags();
-        TRY(in("input", f->input()));
-        TRY(in("weights", f->weights()));
-        TRY(in("bias", f->bias(), /*optional=*/true));
-        return out(f->output());
-      }
-      case T::Softmax: return unary(Op::Softmax, fn->op_as_Softmax());
-      case T::Sigmoid: return unary(Op::Sigmoid, fn->op_as_Sigmoid());
-      case T::Clamp: return unary(Op::Clamp, fn->op_as_Clamp());
-      case T::Floor: return unary(Op::Floor, fn->op_as_Floor());
-      case T::Ceiling: return unary(Op::Ceiling, fn->op_as_Ceiling());
-      case T::SquareRoot: return unary(Op::SquareRoot, fn->op_as_SquareRoot());
-      case T::HardSwish: return unary(Op::HardSwish, fn->op_as_HardSwish());
-      case T::Negate: return unary(Op::Negate, fn->op_as_Negate());
-      case T::Square: return unary(Op::Square, fn->op_as_Square());
-      case T::Absolute: return unary(Op::Abs, fn->op_as_Absolute());
-      case T::GlobalAveragePool2d: return unary(Op::GlobalAvgPool2d, fn->op_as_GlobalAveragePool2d());
-      case T::ReciprocalSquareRoot: return unary(Op::ReciprocalSquareRoot, fn->op_as_ReciprocalSquareRoot());
-      case T::Log: return unary(Op::Log, fn->op_as_Log());
-      case T::Gelu: return unary(Op::Gelu, fn->op_as_Gelu());
-      case T::Tanh: return unary(Op::Tanh, fn->op_as_Tanh());
-      case T::Exp: return unary(Op::Exp, fn->op_as_Exp());
-      case T::Sine: return unary(Op::Sin, fn->op_as_Sine());
-      case T::Cosine: return unary(Op::Cos, fn->op_as_Cosine());
-      case T::Copy: return unary(Op::Copy, fn->op_as_Copy());
-      case T::Convert: return unary(Op::Convert, fn->op_as_Convert());
-      case T::Conv2d: return conv(Op::Conv2d, fn->op_as_Conv2d());
-      case T::DepthwiseConv2d: return conv(Op::DepthwiseConv2d, fn->op_as_DepthwiseConv2d());
-      case T::MaxPool2d: return pool(Op::MaxPool2d, fn->op_as_MaxPool2d());
-      case T::AveragePool2d: return pool(Op::AvgPool2d, fn->op_as_AveragePool2d());
-      case T::Concat2: return concat(fn->op_as_Concat2(), 2);
-      case T::Concat3: return concat(fn->op_as_Concat3(), 3);
-      case T::Concat4: return concat(fn->op_as_Concat4(), 4);
-      case T::Concat5: return concat(fn->op_as_Concat5(), 5);
-      case T::Transpose: {
-        const fb::Transpose* t = fn->op_as_Transpose();
-        n.op = Op::Transpose;
-        n.flags = t->flags();
-        n.list_a = to_list(t->permutation());
-        if (t->rank() != n.list_a.size())
-          return "node " + std::to_string(i) + " (Transpose): rank " + std::to_string(t->rank()) +
-                 " but the permutation has " + std::to_string(n.list_a.size()) + " entries";
-        TRY(in("input", t->input()));
-        return out(t->output());
-      }
-      case T::Reshape: {
-        const fb::Reshape* r = fn->op_as_Reshape();
-        n.op = Op::Reshape;
-        n.flags = r->flags();
-        n.list_a = to_list(r->shape());
-        if (r->rank() != n.list_a.size())
-          return "node " + std::to_string(i) + " (Reshape): rank " + std::to_string(r->rank()) +
-                 " but the new shape has " + std::to_string(n.list_a.size()) + " entries";
-        TRY(in("input", r->input()));
-        return out(r->output());
-      }
-      case T::Slice: {
-        const fb::Slice* s = fn->op_as_Slice();
-        n.op = Op::Slice;
-        n.flags = s->flags();
-        n.list_a = to_list(s->begins());
-        n.list_b = to_list(s->sizes());
-        if (s->rank() != n.list_a.size() || s->rank() != n.list_b.size())
-          return "node " + std::to_string(i) + " (Slice): rank " + std::to_string(s->rank()) + " but " +
-                 std::to_string(n.list_a.size()) + " offsets and " + std::to_string(n.list_b.size()) + " sizes";
-        TRY(in("input", s->input()));
-        return out(s->output());
-      }
-      case T::ConstantPad: {
-        const fb::ConstantPad* p = fn->op_as_ConstantPad();
-        n.op = Op::ConstantPad;
-        n.flags = p->flags();
-        n.alpha = p->value();
-        n.list_a = to_list(p->before());
-        n.list_b = to_list(p->after());
-        TRY(in("input", p->input()));
-        return out(p->output());
-      }
-      case T::LeakyRelu: {
-        const fb::LeakyRelu* l = fn->op_as_LeakyRelu();
-        n.op = Op::LeakyRelu;
-        n.flags = l->flags();
-        n.alpha = l->slope();
-        TRY(in("input", l->input()));
-        return out(l->output());
-      }
-      case T::Elu: {
-        const fb::Elu* l = fn->op_as_Elu();
-        n.op = Op::Elu;
-        n.flags = l->flags();
-        n.alpha = l->alpha();
-        TRY(in("input", l->input()));
-        return out(l->output());
-      }
-      case T::NONE:
-        return "node " + std::to_string(i) + " has no operation";
-      default: {
-        const char* name = static_cast<int>(fn->op_type()) <= static_cast<int>(T::MAX)
-                               ? fb::EnumNameOperation(fn->op_type())
-                               : "";
-        return fail_unsupported("node " + std::to_string(i) + ": operation " +
-                                (name[0] ? std::string(name) : "type " + std::to_string(static_cast<int>(fn->op_type()))) +
-                                " is not supported by this XNNPACK delegate");
-      }
-    }
-#undef TRY
-  }
-
-  std::string read_nodes() {
-    const auto* nodes = root->nodes();
-    if (nodes == nullptr || nodes->size() == 0) return "graph has no nodes";
-    if (nodes->size() > kMaxNodes) return "graph has " + std::to_string(nodes->size()) + " nodes";
-    g->nodes.resize(nodes->size());
-    for (uint32_t i = 0; i < nodes->size(); ++i) {
-      const fb::Node* fn = nodes->Get(i);
-      if (fn->op() == nullptr && fn->op_type() != fb::Operation::NONE)
-        return "node " + std::to_string(i) + " has an operation type but no table";
-      if (std::string e = read_node(i, fn); !e.empty()) return e;
-    }
-    // Order: every input defined before use, every value produced once.
-    for (uint32_t i = 0; i < g->nodes.size(); ++i) {
-      Node& n = g->nodes[i];
-      for (uint32_t v : n.inputs) {
-        if (v == kNone) continue;
-        const Value& value = g->values[v];
-        if (!value.is_constant() && value.io != kFlagInput && value.producer < 0)
-          return node_label(*g, i) + ": input " + value_label(v) + " is not produced by an earlier node";
-      }
-      Value& o = g->values[n.output];
-      if (o.is_constant()) return node_label(*g, i) + ": output " + value_label(n.output) + " is a constant";
-      if (o.io == kFlagInput) return node_label(*g, i) + ": output " + value_label(n.output) + " is an external input";
-      if (o.producer >= 0)
-        return node_label(*g, i) + ": output " + value_label(n.output) + " is already produced by node " +
-               std::to_string(o.producer);
-      for (uint32_t v : n.inputs)
-        if (v == n.output) return node_label(*g, i) + ": reads its own output " + value_label(v);
-      o.producer = static_cast<int32_t>(i);
-    }
-    for (uint32_t v : g->outputs)
-      if (g->values[v].producer < 0) return "external output " + value_label(v) + " is produced by no node";
-    if (g->quantized) return check_quantized_nodes();
-    return "";
-  }
-
-  // Which quantized node forms this delegate runs; folds each Convert to qdint8 into the FullyConnected nodes
-  // reading it (DynamicFullyConnected takes the float input and quantizes it per row itself).
-  std::string check_quantized_nodes() {
-    auto type = [&](uint32_t v) { return v == kNone ? DType::fp32 : g->values[v].dtype; };
-    std::vector<bool> folded(g->nodes.size(), false);
-    for (uint32_t i = 0; i < g->nodes.size(); ++i) {
-      Node& n = g->nodes[i];
-      DType out = type(n.output);
-      bool any_quantized = is_quantized(out);
-      for (uint32_t v : n.inputs) any_quantized = any_quantized || is_quantized(type(v));
-      if (!any_quantized) continue;
-      std::string label = node_label(*g, i);
-      switch (n.op) {
-        case Op::Convert: {
-          DType in = type(n.inputs[0]);
-          bool to_static = in == DType::fp32 && (out == DType::qint8 || out == DType::quint8);
-          bool from_static = (in == DType::qint8 || in == DType::quint8) && out == DType::fp32;
-          bool to_dynamic = in == DType::fp32 && out == DType::qdint8;
-          if (!to_static && !from_static && !to_dynamic)
-            return fail_unsupported(label + ": conversion from " + dtype_name(in) + " to " + dtype_name(out));
-          if (to_dynamic) folded[i] = true;  // checked with its readers below
-          break;
-        }
-        case Op::FullyConnected: {
-          DType in = type(n.inputs[0]), w = type(n.inputs[1]), b = type(n.inputs[2]);
-          if (in != DType::qdint8) {
-            if (w == DType::qbint4)
-              return fail_unsupported(label + ": 4-bit group-wise weights need dynamically quantized (qdint8) input");
-            if (w == DType::qcint8) {  // per-channel static: plugin code
-              if (in != DType::qint8 || out != DType::qint8 || (b != DType::qcint32 && n.inputs[2] != kNone))
-                return fail_unsupported(label + ": per-channel weights with " + dtype_name(in) + " input, " +
-                                        dtype_name(b) + " bias and " + dtype_name(out) +
-                                        " output (qint8, qcint32, qint8 expected)");
-              if (g->values[n.inputs[1]].channel_dim != 0 || (n.flags & 1u) != 0)
-                return fail_unsupported(label + ": per-channel weights must be [out, in] with scales per output");
-              n.op = Op::QuantizedFullyConnected;
-            }
-            break;  // per-tensor: XNNPACK checks the combination when the runtime is built
-          }
-          if (w != DType::qcint8 && w != DType::qbint4)
-            return fail_unsupported(label + ": dynamically quantized input with " + dtype_name(w) +
-                                    " weights (qcint8 or qbint4 expected)");
-          if ((w == DType::qcint8 && g->values[n.inputs[1]].channel_dim != 0) || (n.flags & 1u) != 0)
-            return fail_unsupported(label + ": per-channel weights must be [out, in] with scales per output channel");
-          if (b != DType::fp32 || out != DType::fp32)
-            return fail_unsupported(label + ": dynamically quantized input needs an fp32 bias and output, got " +
-                                    dtype_name(b) + " and " + dtype_name(out));
-          int32_t convert = g->values[n.inputs[0]].producer;
-          if (convert < 0 || g->nodes[convert].op != Op::Convert)
-            return label + ": its qdint8 input is not made by a Convert node";
-          n.op = Op::DynamicFullyConnected;
-          n.inputs[0] = g->nodes[convert].inputs[0];
-          break;
-        }
-        case Op::Transpose: case Op::Concat: case Op::Slice: case Op::Copy: {
-          // Moves bytes (plugin code): every input must carry the output's quantization.
-          for (uint32_t v : n.inputs)
-            if (!g->values[v].same_quantization(g->values[n.output]) || g->values[v].dtype == DType::qdint8)
-              return fail_unsupported(label + ": input " + value_label(v) + " (" + dtype_name(type(v)) +
-                                      ") and output (" + dtype_name(out) +
-                                      ") differ in quantization; the plugin only moves quantized bytes");
-          if (n.has_clamp()) return fail_unsupported(label + ": a fused output range on quantized data");
-          break;
-        }
-        default:
-          if (runs_in_plugin_op(n.op))
-            return fail_unsupported(label + ": quantized " + op_name(n.op) +
-                                    " (this node runs in plugin code, which has no quantized form of it)");
-          for (uint32_t v : n.inputs)
-            if (type(v) == DType::qdint8 || type(v) == DType::qbint4)
-              return fail_unsupported(label + ": input " + value_label(v) + " is " + dtype_name(type(v)) +
-                                      " (only FullyConnected takes it)");
-          break;  // XNNPACK validates the rest when the runtime is built
-      }
-    }
-    // Every reader of a qdint8 value must have been folded.
-    for (uint32_t i = 0; i < g->nodes.size(); ++i)
-      for (uint32_t v : g->nodes[i].inputs)
-        if (type(v) == DType::qdint8)
-          return fail_unsupported(node_label(*g, i) + ": reads the dynamically quantized " + value_label(v) +
-                                  " (only FullyConnected can)");
-    // Drop the folded Converts; renumber producers.
-    std::vector<Node> kept;
-    for (uint32_t i = 0; i < g->nodes.size(); ++i)
-      if (!folded[i]) kept.push_back(std::move(g->nodes[i]));
-    g->nodes = std::move(kept);
-    for (Value& v : g->values) v.producer = -1;
-    for (uint32_t i = 0; i < g->nodes.size(); ++i) g->values[g->nodes[i].output].producer = static_cast<int32_t>(i);
-    return "";
-  }
-
-  std::string run() {
-    std::vector<uint64_t> storage;
-    size_t fb_size = 0;
-    if (std::string e = read_container(&storage, &fb_size); !e.empty()) return e;
-    if (std::string e = read_values(); !e.empty()) return e;
-    if (std::string e = read_nodes(); !e.empty()) return e;
-    // The declared shapes must be what the nodes compute from the declared inputs.
-    std::vector<Shape> input_shapes;
-    for (uint32_t v : g->inputs) input_shapes.push_back(g->values[v].dims);
-    std::vector<Shape> shapes;
-    if (std::string e = infer_all(*g, input_shapes, &shapes); !e.empty()) return e;
-    for (size_t i = 0; i < g->nodes.size(); ++i) {
-      uint32_t v = g->nodes[i].output;
-      if (shapes[v] != g->values[v].dims)
-        return node_label(*g, i) + ": output " + value_label(v) + " is declared " + shape_text(g->values[v].dims) +
-               " but the node computes " + shape_text(shapes[v]);
-    }
-    return "";
-  }
-};
-
-}  // namespace
+  return "";
+}
 
 std::string parse_blob(const uint8_t* blob, size_t size, const NamedDataLookup& named_data, Graph* graph,
                        bool* unsupported) {
   *unsupported = false;
   if (blob == nullptr) return "no delegate blob";
-  Parser parser{blob, size, named_data, graph, unsupported, false, 0, 0, nullptr, {}};
+  BlobParser parser{blob, size, named_data, graph, unsupported, false, 0, 0, nullptr, {}};
   return parser.run();
 }
 

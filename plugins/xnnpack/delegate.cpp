@@ -17,7 +17,7 @@ bool takes_range(Op op) {
   switch (op) {
     case Op::FullyConnected: case Op::Conv2d: case Op::DepthwiseConv2d: case Op::Add: case Op::Subtract:
     case Op::Multiply: case Op::Divide: case Op::Clamp: case Op::MaxPool2d: case Op::AvgPool2d:
-    case Op::GlobalAvgPool2d:
+    case Op::GlobalAvgPool2d: case Op::ConvTranspose2d:
       return true;
     default:
       return false;
@@ -73,6 +73,26 @@ std::string Delegate::summary() const {
     text += (k ? ", " : " (") + kinds[k].first + " x" + std::to_string(kinds[k].second);
   if (!kinds.empty()) text += ")";
   return text;
+}
+
+std::string Delegate::node_kinds_json() const {
+  std::string text = "{";
+  for (bool xnnpack : {true, false}) {
+    std::vector<std::pair<std::string, size_t>> kinds;
+    for (const Segment& s : segments_) {
+      if (s.xnnpack != xnnpack) continue;
+      for (uint32_t i : s.nodes) {
+        std::string name = op_name(graph_.nodes[i].op);
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+        if (it == kinds.end()) kinds.emplace_back(name, 1); else ++it->second;
+      }
+    }
+    text += xnnpack ? "\"xnnpack\": {" : ", \"plugin\": {";
+    for (size_t k = 0; k < kinds.size(); ++k)
+      text += (k ? ", \"" : "\"") + kinds[k].first + "\": " + std::to_string(kinds[k].second);
+    text += "}";
+  }
+  return text + "}";
 }
 
 // Consecutive nodes XNNPACK can express share one runtime; every other node is
@@ -171,9 +191,11 @@ et_error* Delegate::init(const et_backend_init_args& args) {
     return host_.error(unsupported ? ET_ERR_NOT_SUPPORTED : ET_ERR_INVALID_PROGRAM,
                        (unsupported ? "unsupported XNNPACK delegate blob: " : "invalid XNNPACK delegate blob: ") +
                            problem);
-  for (const Value& value : graph_.values)
+  for (const Value& value : graph_.values) {
     if (value.is_constant() && value.dtype == DType::fp32 && !is_finite_data(value.f32(), numel(value.dims)))
       constants_finite_ = false;
+    if (value.io != 0 && value.fp16) fp16_boundary_ = true;
+  }
   make_segments();
   for (uint32_t v : graph_.inputs) infinity_risk_.push_back(infinity_risk(graph_, v, consumers_));
   pad_elementwise_constants();
@@ -291,6 +313,15 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
                                                    n.stride[0], n.stride[1], n.dilation[0], n.dilation[1],
                                                    n.group_out / n.group_in, n.groups, lo, hi, in[0], in[1], in[2],
                                                    o, 0);
+        break;
+      case Op::ConvTranspose2d:
+        st = x.xnn_define_deconvolution_2d(sg, p[0], p[1], p[2], p[3], n.adjust[0], n.adjust[1], n.kernel[0],
+                                           n.kernel[1], n.stride[0], n.stride[1], n.dilation[0], n.dilation[1],
+                                           n.groups, n.group_in, n.group_out, lo, hi, in[0], in[1], in[2], o, 0);
+        break;
+      case Op::PRelu: st = x.xnn_define_prelu(sg, in[0], in[1], o, 0); break;
+      case Op::ResizeBilinear:
+        st = x.xnn_define_static_resize_bilinear_2d(sg, n.new_size[0], n.new_size[1], in[0], o, n.flags);
         break;
       case Op::Add: st = x.xnn_define_add2(sg, lo, hi, in[0], in[1], o, 0); break;
       case Op::Subtract: st = x.xnn_define_subtract(sg, lo, hi, in[0], in[1], o, 0); break;
@@ -478,7 +509,7 @@ void Delegate::trace_runtime(et_exec_context* traced, size_t segment, uint64_t s
   host_.api()->trace_span(traced, runtime_event_names_[segment].c_str(), -1, start_ns, end_ns);
 }
 
-et_error* Delegate::execute(et_exec_context* ctx, et_value* const* args, size_t nargs) {
+et_error* Delegate::execute_fp32(et_exec_context* ctx, et_value* const* args, size_t nargs) {
   std::lock_guard<std::mutex> lock(mutex_);
   const et_host_api* api = host_.api();
   et_exec_context* traced = call_is_traced(ctx) ? ctx : nullptr;  // untraced calls read no clock

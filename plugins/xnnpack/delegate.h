@@ -61,12 +61,19 @@ class Delegate {
   // Parses, verifies and compiles; builds the runtimes for the declared shapes.
   et_error* init(const et_backend_init_args& args);
   // ctx: the host's call context, for per-node trace events (may be null).
-  et_error* execute(et_exec_context* ctx, et_value* const* args, size_t nargs);
+  et_error* execute(et_exec_context* ctx, et_value* const* args, size_t nargs) {
+    return fp16_boundary_ ? execute_fp16_boundary(ctx, args, nargs) : execute_fp32(ctx, args, nargs);
+  }
 
   const Stats& stats() const { return stats_; }
   std::string summary() const;
+  // {"xnnpack": {kind: count, ...}, "plugin": {...}}: which node kinds each side runs (the stats line).
+  std::string node_kinds_json() const;
 
  private:
+  et_error* execute_fp32(et_exec_context* ctx, et_value* const* args, size_t nargs);
+  // fp16_boundary.cpp: fp16 delegate inputs widened to fp32, execute_fp32, fp32 outputs narrowed to fp16.
+  et_error* execute_fp16_boundary(et_exec_context* ctx, et_value* const* args, size_t nargs);
   void make_segments();
   void pad_elementwise_constants();
   et_error* build_plan(const std::vector<Shape>& input_shapes, pthreadpool_t pool, uint64_t generation, Plan* plan);
@@ -96,6 +103,7 @@ class Delegate {
   std::list<Plan> plans_;                         // most recently used first
   Stats stats_;
   size_t max_plans_ = 4;
+  bool fp16_boundary_ = false;                    // some delegate input or output is fp16
   bool constants_finite_ = true;                  // false: every run takes the reference path
   std::vector<InfinityRisk> infinity_risk_;       // per delegate input
   PreparedWeights prepared_;                      // dynamically quantized linear weights, unpacked once at init

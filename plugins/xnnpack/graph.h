@@ -26,6 +26,7 @@ enum class Op : uint8_t {
   Clamp, Softmax, Sigmoid, Abs, Negate, Square, SquareRoot, Floor, Ceiling, HardSwish, LeakyRelu, Elu,
   MaxPool2d, AvgPool2d, GlobalAvgPool2d,
   Reshape, ConstantPad,
+  ConvTranspose2d, PRelu, ResizeBilinear,
   // Newer XNNPACK only: run by the plugin's own code.
   Transpose, BatchMatMul, Concat, Slice, Copy,
   Tanh, Gelu, Exp, Log, Sin, Cos, ReciprocalSquareRoot,
@@ -89,6 +90,7 @@ struct Value {
   uint32_t io = 0;                 // kFlagInput / kFlagOutput
   int32_t producer = -1;           // node index, -1 for constants and inputs
   bool is_constant() const { return data != nullptr; }
+  bool fp16 = false;               // stored as fp16 by the program (boundary or constant); fp32 here
 };
 
 struct Node {
@@ -104,6 +106,8 @@ struct Node {
   uint32_t kernel[2] = {1, 1};
   uint32_t stride[2] = {1, 1};
   uint32_t dilation[2] = {1, 1};
+  uint32_t adjust[2] = {0, 0};     // ConvTranspose2d: extra output rows/columns (bottom, right)
+  uint32_t new_size[2] = {0, 0};   // ResizeBilinear: output height, width
   uint32_t groups = 1, group_in = 0, group_out = 0;
   uint32_t axis = 0;
   float alpha = 0.0f;              // leaky relu slope, elu alpha, pad value

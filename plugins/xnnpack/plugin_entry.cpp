@@ -62,7 +62,8 @@ void report(const Delegate& d) {
                      std::to_string(s.executes.load()) + ", \"plans_built\": " + std::to_string(s.plans_built.load()) +
                      ", \"xnnpack_invocations\": " + std::to_string(s.xnnpack_invocations.load()) +
                      ", \"plugin_node_runs\": " + std::to_string(s.plugin_node_runs.load()) +
-                     ", \"setups\": " + std::to_string(s.setups.load()) + ", \"graph\": \"" + d.summary() + "\"";
+                     ", \"setups\": " + std::to_string(s.setups.load()) + ", \"graph\": \"" + d.summary() +
+                     "\", \"nodes\": " + d.node_kinds_json();
   std::string ignored;
   if (const Library* lib = library(&ignored)) {
     line += ", \"xnnpack_library\": \"" + lib->path + "\", \"deep_bind\": " + (lib->deep_bind ? "true" : "false");

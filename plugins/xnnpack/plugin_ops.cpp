@@ -9,14 +9,15 @@
 #include "vector_math.h"
 
 namespace etrt::xnn {
-namespace {
-
-constexpr size_t kElementGrain = 16384;  // elementwise work per task
 
 void apply_clamp(const Node& n, float* out, size_t count) {
   if (!n.has_clamp()) return;
   for (size_t i = 0; i < count; ++i) out[i] = std::min(std::max(out[i], n.out_min), n.out_max);
 }
+
+namespace {
+
+constexpr size_t kElementGrain = 16384;  // elementwise work per task
 
 template <typename F>
 void unary(const Node& n, const float* in, float* out, size_t count, const Parallel& parallel, F f) {
@@ -487,6 +488,9 @@ std::string run_reference_node(const Graph& graph, const Node& n, const std::vec
       apply_clamp(n, out, count);
       return "";
     case Op::ConstantPad: reference_constant_pad(n, in[0], out, out_shape); return "";
+    case Op::ConvTranspose2d: transposed_convolution(n, in[0], in[1], in[2], out, out_shape, parallel); return "";
+    case Op::PRelu: prelu(n, in[0], in[1], out, out_shape, parallel); return "";
+    case Op::ResizeBilinear: resize_bilinear(n, in[0], out, out_shape, parallel); return "";
     default:
       return std::string("no reference implementation of ") + op_name(n.op);
   }
@@ -498,6 +502,8 @@ bool runs_in_plugin(const Graph& graph, const Node& n) {
     case Op::FullyConnected:  // XNNPACK 2022 packs weights at creation: they must be constants
       return !graph.values[n.inputs[1]].is_constant() ||
              (n.inputs[2] != kNone && !graph.values[n.inputs[2]].is_constant());
+    case Op::ConvTranspose2d:  // XNNPACK needs the adjustment below the stride; PyTorch only below stride or dilation
+      return n.adjust[0] >= n.stride[0] || n.adjust[1] >= n.stride[1];
     default:
       return false;
   }
@@ -538,6 +544,7 @@ std::string run_plugin_node(const Node& n, const std::vector<OperandView>& in, f
     case Op::Sin: unary_array(n, in[0].data, out, count, parallel, vm::vsin); return "";
     case Op::Cos: unary_array(n, in[0].data, out, count, parallel, vm::vcos); return "";
     case Op::ReciprocalSquareRoot: unary_array(n, in[0].data, out, count, parallel, vm::vrsqrt); return "";
+    case Op::ConvTranspose2d: transposed_convolution(n, in[0], in[1], in[2], out, out_shape, parallel); return "";
     default:
       return std::string("the plugin has no implementation of ") + op_name(n.op);
   }

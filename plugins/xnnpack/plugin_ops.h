@@ -81,4 +81,15 @@ InfinityRisk infinity_risk(const Graph& graph, uint32_t input_value,
 std::string run_reference_node(const Graph& graph, const Node& node, const std::vector<OperandView>& inputs,
                                float* output, const Shape& output_shape, const Parallel& parallel);
 
+// Bounds `count` outputs by the node's fused range (NaN stays NaN).
+void apply_clamp(const Node& n, float* out, size_t count);
+
+// image_ops.cpp (NHWC; the weight, slope and flag layouts of the blob's nodes).
+void transposed_convolution(const Node& n, const OperandView& x, const OperandView& w, const OperandView& bias,
+                            float* out, const Shape& out_shape, const Parallel& parallel);
+void prelu(const Node& n, const OperandView& x, const OperandView& slope, float* out, const Shape& out_shape,
+           const Parallel& parallel);
+void resize_bilinear(const Node& n, const OperandView& x, float* out, const Shape& out_shape,
+                     const Parallel& parallel);
+
 }  // namespace etrt::xnn

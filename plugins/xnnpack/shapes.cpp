@@ -34,6 +34,9 @@ const char* op_name(Op op) {
     case Op::GlobalAvgPool2d: return "GlobalAvgPooling2d";
     case Op::Reshape: return "StaticReshape";
     case Op::ConstantPad: return "StaticConstantPad";
+    case Op::ConvTranspose2d: return "ConvTranspose2d";
+    case Op::PRelu: return "PReLU";
+    case Op::ResizeBilinear: return "StaticResizeBilinear2D";
     case Op::Transpose: return "StaticTranspose";
     case Op::BatchMatMul: return "BatchMatrixMultiply";
     case Op::Concat: return "Concatenate";
@@ -132,6 +135,24 @@ std::string window(size_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, u
   return "";
 }
 
+// What Conv2d, DepthwiseConv2d and ConvTranspose2d ask of their input and weights alike; sets the output channels.
+std::string check_filtered_input(const Graph& graph, const Node& n, const std::vector<Shape>& shapes, size_t* out_ch) {
+  const Shape& x = shapes[n.inputs[0]];
+  const Shape& w = shapes[n.inputs[1]];
+  if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
+  if (w.size() != 4) return "weights must be 4-D, got " + shape_text(w);
+  if (!graph.values[n.inputs[1]].is_constant()) return "weights must be constant";
+  if (n.inputs[2] != kNone && !graph.values[n.inputs[2]].is_constant()) return "bias must be constant";
+  if (n.groups == 0 || n.group_in == 0 || n.group_out == 0) return "groups and channels must be positive";
+  size_t in_ch = mul_checked(n.groups, n.group_in);
+  *out_ch = mul_checked(n.groups, n.group_out);
+  if (in_ch == 0 || *out_ch == 0) return "channel count overflows";
+  if (x[3] != in_ch)
+    return "input " + shape_text(x) + " has " + std::to_string(x[3]) + " channels, the node expects " +
+           std::to_string(in_ch) + " (" + std::to_string(n.groups) + " groups of " + std::to_string(n.group_in) + ")";
+  return "";
+}
+
 }  // namespace
 
 std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Shape>& shapes, Shape* out) {
@@ -171,18 +192,10 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
       return "";
     }
     case Op::Conv2d: case Op::DepthwiseConv2d: {
+      size_t out_ch = 0;
+      if (std::string e = check_filtered_input(graph, n, shapes, &out_ch); !e.empty()) return e;
       const Shape& x = shape_of(0);
       const Shape& w = shape_of(1);
-      if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
-      if (w.size() != 4) return "weights must be 4-D, got " + shape_text(w);
-      if (!constant(1)) return "weights must be constant";
-      if (n.inputs[2] != kNone && !constant(2)) return "bias must be constant";
-      if (n.groups == 0 || n.group_in == 0 || n.group_out == 0) return "groups and channels must be positive";
-      size_t in_ch = mul_checked(n.groups, n.group_in), out_ch = mul_checked(n.groups, n.group_out);
-      if (in_ch == 0 || out_ch == 0) return "channel count overflows";
-      if (x[3] != in_ch)
-        return "input " + shape_text(x) + " has " + std::to_string(x[3]) + " channels, the node expects " +
-               std::to_string(in_ch) + " (" + std::to_string(n.groups) + " groups of " + std::to_string(n.group_in) + ")";
       Shape want_w;
       if (n.op == Op::Conv2d) {
         want_w = {out_ch, n.kernel[0], n.kernel[1], n.group_in};
@@ -200,6 +213,57 @@ std::string infer_shape(const Graph& graph, const Node& n, const std::vector<Sha
       if (auto e = window(x[2], n.pad[3], n.pad[1], n.kernel[1], n.stride[1], n.dilation[1], "width", &ow); !e.empty())
         return e;
       *out = {x[0], oh, ow, out_ch};
+      return "";
+    }
+    case Op::ConvTranspose2d: {
+      size_t out_ch = 0;
+      if (std::string e = check_filtered_input(graph, n, shapes, &out_ch); !e.empty()) return e;
+      const Shape& x = shape_of(0);
+      const Shape& w = shape_of(1);
+      if (n.kernel[0] == 0 || n.kernel[1] == 0 || n.stride[0] == 0 || n.stride[1] == 0 || n.dilation[0] == 0 ||
+          n.dilation[1] == 0)
+        return "kernel, stride and dilation must be positive";
+      Shape want_w = {out_ch, n.kernel[0], n.kernel[1], n.group_in};
+      if (w != want_w) return "weights are " + shape_text(w) + ", the node needs " + shape_text(want_w);
+      if (n.inputs[2] != kNone && shape_of(2) != Shape{out_ch})
+        return "bias " + shape_text(shape_of(2)) + " must be [" + std::to_string(out_ch) + "]";
+      if (n.flags != 0) return "flags " + std::to_string(n.flags) + " (a transposed convolution has none)";
+      // (in - 1) * stride + (kernel - 1) * dilation + 1 + adjustment - padding, per axis.
+      size_t extent[2];
+      const char* axis[2] = {"height", "width"};
+      const uint32_t padding[2] = {n.pad[0] + n.pad[2], n.pad[1] + n.pad[3]};
+      for (int a = 0; a < 2; ++a) {
+        if (n.adjust[a] >= std::max(n.stride[a], n.dilation[a]))
+          return std::string(axis[a]) + ": output adjustment " + std::to_string(n.adjust[a]) +
+                 " must be smaller than the stride or the dilation";
+        uint64_t full = (uint64_t{x[1 + a]} - 1) * n.stride[a] + uint64_t{n.kernel[a] - 1} * n.dilation[a] + 1 +
+                        n.adjust[a];
+        if (full <= padding[a] || full - padding[a] > kLimit)
+          return std::string(axis[a]) + ": padding " + std::to_string(padding[a]) + " leaves no output of the " +
+                 std::to_string(full) + " computed";
+        extent[a] = static_cast<size_t>(full - padding[a]);
+      }
+      *out = {x[0], extent[0], extent[1], out_ch};
+      return "";
+    }
+    case Op::PRelu: {
+      const Shape& x = shape_of(0);
+      const Shape& slope = shape_of(1);
+      if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
+      if (!constant(1)) return "slope must be constant";
+      if (slope != Shape{x[3]})
+        return "slope " + shape_text(slope) + " must be [" + std::to_string(x[3]) + "], one per channel";
+      *out = x;
+      return "";
+    }
+    case Op::ResizeBilinear: {
+      const Shape& x = shape_of(0);
+      if (x.size() != 4) return "input must be 4-D NHWC, got " + shape_text(x);
+      if (n.new_size[0] == 0 || n.new_size[1] == 0) return "output size must be positive";
+      constexpr uint32_t kLegacy = 4, kAlignCorners = 8;  // XNN_FLAG_TENSORFLOW_LEGACY_MODE, XNN_FLAG_ALIGN_CORNERS
+      if ((n.flags & ~(kLegacy | kAlignCorners)) != 0 || n.flags == (kLegacy | kAlignCorners))
+        return "flags " + std::to_string(n.flags) + " (align-corners 8 or TensorFlow legacy 4, not both)";
+      *out = {x[0], n.new_size[0], n.new_size[1], x[3]};
       return "";
     }
     case Op::MaxPool2d: case Op::AvgPool2d: {

@@ -34,6 +34,9 @@ namespace etrt::xnn {
   X(xnn_define_fully_connected)               \
   X(xnn_define_convolution_2d)                \
   X(xnn_define_depthwise_convolution_2d)      \
+  X(xnn_define_deconvolution_2d)              \
+  X(xnn_define_prelu)                         \
+  X(xnn_define_static_resize_bilinear_2d)     \
   X(xnn_define_add2)                          \
   X(xnn_define_subtract)                      \
   X(xnn_define_multiply2)                     \

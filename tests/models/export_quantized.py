@@ -191,16 +191,22 @@ def save(path, prefix, tensors):
     np.savez(path, **{f"{prefix}_{i}": t.detach().numpy() for i, t in enumerate(tensors)})
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "generated_q"))
+def command_line(doc, default_out):
+    """(--only names or None, output directory, its index.json path, the index so far) of an export script."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=str(Path(__file__).parent / default_out))
     parser.add_argument("--only", nargs="*")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     index_path = out / "index.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {"models": {}}
-    for name in args.only or MODELS:
+    return args.only, out, index_path, index
+
+
+def main():
+    only, out, index_path, index = command_line(__doc__, "generated_q")
+    for name in only or MODELS:
         model, inputs = build(name)
         program = lower(model, inputs)
         d = out / name

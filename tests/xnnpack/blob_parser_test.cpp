@@ -449,3 +449,125 @@ TEST(XnnpackBlob, DamagedBlobsNeverCrash) {
 }
 
 }  // namespace
+
+namespace {
+
+// input [1,5,5,4] -> ConvTranspose2d (2 groups of 2 -> 3, kernel 3x2, stride (1,2), dilation 2, pad top/bottom 1,
+// adjustment `adjust_w`) -> output [1, 7, 11 + adjust_w, 6], declared `out_w` wide.
+std::vector<uint8_t> transposed_convolution(uint32_t adjust_w, uint32_t out_w,
+                                            std::vector<uint32_t> weights = {6, 3, 2, 2}, uint32_t stride_w = 2) {
+  Builder g;
+  g.num_externals = 2;
+  size_t count = 1;
+  for (uint32_t d : weights) count *= d;
+  uint32_t w = g.inline_constant(std::vector<float>(count, 0.5f));
+  g.tensor({1, 5, 5, 4}, 0, 0, 1);
+  g.tensor(weights, 1, kNone, 0, w);
+  g.tensor({1, 7, out_w, 6}, 2, 1, 2);
+  g.node(fb::Operation::ConvTranspose2d,
+         fb::CreateConvolution(g.b, 1, 0, 1, 0, 3, 2, 1, stride_w, 2, 2, 2, 3, 2, 0, adjust_w, 0, 1, kNone, 2, 0)
+             .Union());
+  return g.finish();
+}
+
+}  // namespace
+
+TEST(XnnpackBlobNodes, TransposedConvolutionIsReadWithItsAdjustment) {
+  Parsed p = parse(transposed_convolution(1, 12));
+  ASSERT_EQ(p.error, "");
+  const etrt::xnn::Node& n = p.graph.nodes.at(0);
+  EXPECT_EQ(n.op, etrt::xnn::Op::ConvTranspose2d);
+  EXPECT_EQ(n.adjust[1], 1u);
+  EXPECT_EQ(n.groups, 2u);
+  EXPECT_EQ(n.dilation[0], 2u);
+  EXPECT_THAT(parse(transposed_convolution(1, 11)).error,
+              HasSubstr("is declared [1, 7, 11, 6] but the node computes [1, 7, 12, 6]"));
+  EXPECT_THAT(parse(transposed_convolution(0, 11, {6, 3, 2, 4})).error,
+              HasSubstr("weights are [6, 3, 2, 4], the node needs [6, 3, 2, 2]"));
+  // PyTorch's rule: the adjustment must be below the stride or the dilation (2 and 2 here).
+  EXPECT_THAT(parse(transposed_convolution(2, 13)).error,
+              HasSubstr("width: output adjustment 2 must be smaller than the stride or the dilation"));
+}
+
+namespace {
+
+// input [1,2,2,C] -> PReLU(slope [slope_count], constant unless !constant_slope) -> output.
+Parsed prelu(uint32_t channels, uint32_t slope_count, bool constant_slope = true) {
+  Builder g;
+  g.num_externals = constant_slope ? 2 : 3;
+  uint32_t s = g.inline_constant(std::vector<float>(slope_count, 0.25f));
+  g.tensor({1, 2, 2, channels}, 0, 0, 1);
+  if (constant_slope) g.tensor({slope_count}, 1, kNone, 0, s); else g.tensor({slope_count}, 1, 2, 1);
+  g.tensor({1, 2, 2, channels}, 2, 1, 2);
+  g.node(fb::Operation::PRelu, fb::CreateBinary(g.b, 0, 1, 2, 0).Union());
+  return parse(g.finish());
+}
+
+}  // namespace
+
+TEST(XnnpackBlobNodes, PReluSlopesArePerChannel) {
+  Parsed per_channel = prelu(3, 3);
+  ASSERT_EQ(per_channel.error, "");
+  EXPECT_EQ(per_channel.graph.nodes.at(0).op, etrt::xnn::Op::PRelu);
+  // nn.PReLU()'s one shared slope becomes one per channel (XNNPACK reads one per channel).
+  Parsed shared = prelu(3, 1);
+  ASSERT_EQ(shared.error, "");
+  const etrt::xnn::Value& slope = shared.graph.values.at(shared.graph.nodes.at(0).inputs.at(1));
+  ASSERT_EQ(slope.dims, etrt::xnn::Shape{3});
+  EXPECT_EQ(std::vector<float>(slope.f32(), slope.f32() + 3), std::vector<float>(3, 0.25f));
+  EXPECT_THAT(prelu(3, 2).error, HasSubstr("slope [2] must be [3], one per channel"));
+  EXPECT_THAT(prelu(3, 3, false).error, HasSubstr("slope must be constant"));
+}
+
+TEST(XnnpackBlobNodes, ResizeBilinearFlagsAndShapeAreChecked) {
+  auto resize = [](uint32_t flags, uint32_t out_h) {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({1, 4, 5, 3}, 0, 0, 1);
+    g.tensor({1, out_h, 10, 3}, 1, 1, 2);
+    g.node(fb::Operation::ResizeBilinear, fb::CreateResizeBilinear(g.b, 8, 10, 0, 1, flags).Union());
+    return parse(g.finish());
+  };
+  Parsed p = resize(8, 8);
+  ASSERT_EQ(p.error, "");
+  EXPECT_EQ(p.graph.nodes.at(0).new_size[0], 8u);
+  EXPECT_THAT(resize(12, 8).error, HasSubstr("flags 12 (align-corners 8 or TensorFlow legacy 4, not both)"));
+  EXPECT_THAT(resize(0, 9).error, HasSubstr("is declared [1, 9, 10, 3] but the node computes [1, 8, 10, 3]"));
+}
+
+TEST(XnnpackBlobNodes, ArgMaxPoolingIsRefusedByName) {
+  Builder g;
+  g.num_externals = 3;
+  g.tensor({1, 4, 5, 3}, 0, 0, 1);
+  g.tensor({1, 1, 5, 3}, 1, 1, 2);
+  g.tensor({1, 1, 5, 3}, 2, 2, 2);
+  g.node(fb::Operation::ArgMaxPool2d, fb::CreateArgMaxPool2d(g.b, 0, 0, 0, 0, 4, 1, 0, 1, 2, 0).Union());
+  Parsed p = parse(g.finish());
+  EXPECT_TRUE(p.unsupported);
+  EXPECT_THAT(p.error, HasSubstr("ArgMaxPool2d (max pooling with indices) is not supported"));
+}
+
+TEST(XnnpackBlobNodes, Fp16ValuesAreComputedInFp32) {
+  // fp16 [2,4] -> FullyConnected(fp16 weights [8,4] = 1.5, -2.0 alternating) -> fp16 [2,8].
+  Builder g;
+  g.num_externals = 2;
+  std::vector<uint8_t> halves;
+  for (int k = 0; k < 32; ++k) {
+    uint16_t h = k % 2 == 0 ? 0x3E00 : 0xC000;  // 1.5, -2.0
+    halves.push_back(static_cast<uint8_t>(h & 0xFF));
+    halves.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  uint32_t w = g.bytes_constant(halves);
+  g.tensor({2, 4}, 0, 0, 1, 0, fb::ElementType::fp16);
+  g.tensor({8, 4}, 1, kNone, 0, w, fb::ElementType::fp16);
+  g.tensor({2, 8}, 2, 1, 2, 0, fb::ElementType::fp16);
+  g.fully_connected(0, 1, kNone, 2);
+  Parsed p = parse(g.finish());
+  ASSERT_EQ(p.error, "");
+  EXPECT_TRUE(p.graph.values[0].fp16 && p.graph.values[2].fp16);
+  const etrt::xnn::Value& weights = p.graph.values[1];
+  ASSERT_TRUE(weights.fp16 && weights.is_constant());
+  EXPECT_EQ(weights.dtype, etrt::xnn::DType::fp32);  // widened at init
+  EXPECT_EQ(weights.f32()[0], 1.5f);
+  EXPECT_EQ(weights.f32()[31], -2.0f);
+}

@@ -15,33 +15,22 @@ Tolerances, against ExecuTorch's runtime on the same .pte:
 """
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import npz_arrays
 
 SOURCE = Path(os.environ.get("ETRT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MODELS = SOURCE / "tests" / "models" / "generated_q"
-sys.path.insert(0, str(SOURCE / "tests" / "support"))
-import etrt_ctypes  # noqa: E402
 
 INDEX = json.loads((MODELS / "index.json").read_text())["models"]
 STATIC = [n for n in INDEX if not n.startswith("q_dynamic")]
 DYNAMIC = [n for n in INDEX if n.startswith("q_dynamic")]
 
 
-@pytest.fixture(scope="module")
-def etrt():
-    return etrt_ctypes.Library()
-
-
-# `stats`: conftest.py.
-
-
-def arrays(path, prefix):
-    with np.load(path) as data:
-        return [data[f"{prefix}_{i}"] for i in range(len(data.files))]
+# `etrt`, `stats`: conftest.py.
+arrays = npz_arrays
 
 
 def run(etrt, name, repeat=1):

@@ -33,7 +33,8 @@ inline float half_to_float_portable(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1Fu;
   const uint32_t mantissa = h & 0x3FFu;
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));  // inf, NaN payload kept
+  if (exponent == 0x1F)  // inf; a NaN keeps its payload and is made quiet, as F16C and aarch64 do
+    return std::bit_cast<float>(sign | 0x7F800000u | (mantissa != 0 ? 0x400000u : 0u) | (mantissa << 13));
   if (exponent == 0) {
     // Zero or subnormal: mantissa * 2^-24, exact in float.
     const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;

@@ -219,16 +219,7 @@ bool half_computed_in_float(const char* op) {
 et_error* register_with_half(const etrt::plugin::Host& host_, std::span<const KernelDef> defs) {
   etrt::plugin::detail::kernel_host_api = host_.api();
   for (const KernelDef& def : defs) {
-    et_kernel_descriptor kernel{};
-    kernel.struct_size = sizeof kernel;
-    kernel.name = def.name;
-    kernel.fn = def.fn;
-    kernel.user_data = const_cast<KernelDef*>(&def);
-#if ET_ABI_TARGET_MINOR >= 4
-    kernel.prepare = def.prepare;
-    kernel.run_prepared = def.run_prepared;
-    kernel.release = def.release;
-#endif
+    et_kernel_descriptor kernel = etrt::plugin::descriptor_of(def);
     if (half_computed_in_float(def.name)) {
       kernel.fn = half_call;
 #if ET_ABI_TARGET_MINOR >= 4

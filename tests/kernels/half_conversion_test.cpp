@@ -46,6 +46,7 @@ uint16_t reference_half(float f) {
   if (a >= 65520.0) return sign | 0x7C00;  // 65504 + half an ulp and above: infinity (the tie goes to even = inf)
   size_t hi = static_cast<size_t>(std::lower_bound(table.begin(), table.end(), a) - table.begin());
   if (hi == 0) return sign;
+  if (hi == table.size()) return sign | 0x7BFF;  // above 65504, below the midpoint to infinity
   if (table[hi] == a) return static_cast<uint16_t>(sign | hi);
   size_t lo = hi - 1;
   double dl = a - table[lo], dh = table[hi] - a;

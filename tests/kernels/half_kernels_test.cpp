@@ -24,7 +24,7 @@ double round_to(int32_t half, double v) {
 
 // The tensors of one run of a case: floating inputs and outputs in `dtype` (float32, or the half type under
 // test), holding values the half type represents, so both runs see the same numbers.
-struct Run {
+struct HalfRun {
   int32_t dtype, half;
   std::vector<std::unique_ptr<TT>> tensors;
   std::vector<ValPtr> values;
@@ -63,10 +63,10 @@ struct Run {
     return keep(tensor_list(items));
   }
 };
-using Case = std::function<std::string(Run&)>;
+using Case = std::function<std::string(HalfRun&)>;
 
 void expect_half_is_rounded_float(const Case& c, int32_t half) {
-  Run f{ET_DTYPE_FLOAT32, half, {}, {}, {}}, h{half, half, {}, {}, {}};
+  HalfRun f{ET_DTYPE_FLOAT32, half, {}, {}, {}}, h{half, half, {}, {}, {}};
   ASSERT_EQ(c(f), "");
   ASSERT_EQ(c(h), "");
   ASSERT_EQ(f.outs.size(), h.outs.size());
@@ -89,47 +89,47 @@ class HalfKernels : public ::testing::TestWithParam<int32_t> {
 };
 
 TEST_P(HalfKernels, BinaryElementwiseWithBroadcastAndScalars) {
-  check([](Run& r) { return run("aten::add.out", {r.in({3, 4, 5}, 1), r.in({4, 1}, 2), r.keep(real(0.5)), r.out({3, 4, 5})}); });
-  check([](Run& r) { return run("aten::sub.out", {r.in({6, 7}, 3), r.in({7}, 4), r.keep(integer(1)), r.out({6, 7})}); });
-  check([](Run& r) { return run("aten::mul.out", {r.in({40, 33}, 5), r.in({40, 33}, 6), r.out({40, 33})}); });
-  check([](Run& r) { return run("aten::div.out", {r.in({5, 6}, 7), r.in({5, 6}, 8, 0.5, 3), r.out({5, 6})}); });
-  check([](Run& r) { return run("aten::mul.Scalar_out", {r.in({9, 5}, 9), r.keep(real(0.1)), r.out({9, 5})}); });
-  check([](Run& r) { return run("aten::pow.Tensor_Scalar_out", {r.in({30}, 10, 0, 4), r.keep(real(2.5)), r.out({30})}); });
-  check([](Run& r) { return run("aten::maximum.out", {r.in({8, 3}, 11), r.in({3}, 12), r.out({8, 3})}); });
-  check([](Run& r) { return run("aten::lt.Tensor_out", {r.in({8, 3}, 13), r.in({3}, 14), r.out({8, 3}, ET_DTYPE_BOOL)}); });
-  check([](Run& r) { return run("aten::eq.Scalar_out", {r.in({50}, 15), r.keep(real(0.25)), r.out({50}, ET_DTYPE_BOOL)}); });
+  check([](HalfRun& r) { return run("aten::add.out", {r.in({3, 4, 5}, 1), r.in({4, 1}, 2), r.keep(real(0.5)), r.out({3, 4, 5})}); });
+  check([](HalfRun& r) { return run("aten::sub.out", {r.in({6, 7}, 3), r.in({7}, 4), r.keep(integer(1)), r.out({6, 7})}); });
+  check([](HalfRun& r) { return run("aten::mul.out", {r.in({40, 33}, 5), r.in({40, 33}, 6), r.out({40, 33})}); });
+  check([](HalfRun& r) { return run("aten::div.out", {r.in({5, 6}, 7), r.in({5, 6}, 8, 0.5, 3), r.out({5, 6})}); });
+  check([](HalfRun& r) { return run("aten::mul.Scalar_out", {r.in({9, 5}, 9), r.keep(real(0.1)), r.out({9, 5})}); });
+  check([](HalfRun& r) { return run("aten::pow.Tensor_Scalar_out", {r.in({30}, 10, 0, 4), r.keep(real(2.5)), r.out({30})}); });
+  check([](HalfRun& r) { return run("aten::maximum.out", {r.in({8, 3}, 11), r.in({3}, 12), r.out({8, 3})}); });
+  check([](HalfRun& r) { return run("aten::lt.Tensor_out", {r.in({8, 3}, 13), r.in({3}, 14), r.out({8, 3}, ET_DTYPE_BOOL)}); });
+  check([](HalfRun& r) { return run("aten::eq.Scalar_out", {r.in({50}, 15), r.keep(real(0.25)), r.out({50}, ET_DTYPE_BOOL)}); });
 }
 
 TEST_P(HalfKernels, UnaryActivationsAndWhere) {
   for (const char* op : {"aten::exp.out", "aten::tanh.out", "aten::sigmoid.out", "aten::relu.out", "aten::rsqrt.out",
                          "aten::neg.out", "aten::sqrt.out", "aten::erf.out", "aten::silu.out", "aten::sin.out"})
-    check([op](Run& r) { return run(op, {r.in({7, 9}, 21, 0.01, 3), r.out({7, 9})}); });
-  check([](Run& r) { return run("aten::gelu.out", {r.in({64}, 22), r.keep(string("tanh")), r.out({64})}); });
-  check([](Run& r) {
+    check([op](HalfRun& r) { return run(op, {r.in({7, 9}, 21, 0.01, 3), r.out({7, 9})}); });
+  check([](HalfRun& r) { return run("aten::gelu.out", {r.in({64}, 22), r.keep(string("tanh")), r.out({64})}); });
+  check([](HalfRun& r) {
     return run("aten::where.self_out", {r.fixed({2, 3}, ET_DTYPE_BOOL, {1, 0, 1, 0, 0, 1}), r.in({2, 3}, 23), r.in({3}, 24),
                                         r.out({2, 3})});
   });
-  check([](Run& r) {
+  check([](HalfRun& r) {
     return run("aten::masked_fill.Scalar_out", {r.in({2, 3}, 25), r.fixed({3}, ET_DTYPE_BOOL, {1, 0, 1}),
                                                 r.keep(real(-INFINITY)), r.out({2, 3})});
   });
-  check([](Run& r) { return run("aten::clamp.out", {r.in({20}, 26), r.keep(real(-1.1)), r.keep(real(1.3)), r.out({20})}); });
+  check([](HalfRun& r) { return run("aten::clamp.out", {r.in({20}, 26), r.keep(real(-1.1)), r.keep(real(1.3)), r.out({20})}); });
 }
 
 TEST_P(HalfKernels, ReductionsSoftmaxAndNorms) {
-  check([](Run& r) {
+  check([](HalfRun& r) {
     return run("aten::sum.IntList_out", {r.in({6, 50}, 31), r.keep(int_list({1})), r.keep(boolean(false)), r.keep(none()), r.out({6})});
   });
-  check([](Run& r) {
+  check([](HalfRun& r) {
     return run("aten::mean.out", {r.in({4, 5, 6}, 32), r.keep(int_list({0, 2})), r.keep(boolean(true)), r.keep(none()), r.out({1, 5, 1})});
   });
-  check([](Run& r) { return run("aten::amax.out", {r.in({4, 9}, 33), r.keep(int_list({-1})), r.keep(boolean(false)), r.out({4})}); });
-  check([](Run& r) {
+  check([](HalfRun& r) { return run("aten::amax.out", {r.in({4, 9}, 33), r.keep(int_list({-1})), r.keep(boolean(false)), r.out({4})}); });
+  check([](HalfRun& r) {
     return run("aten::argmax.out", {r.in({4, 9}, 34), r.keep(integer(1)), r.keep(boolean(false)), r.out({4}, ET_DTYPE_INT64)});
   });
-  check([](Run& r) { return run("aten::_softmax.out", {r.in({3, 17}, 35), r.keep(integer(-1)), r.keep(boolean(false)), r.out({3, 17})}); });
-  check([](Run& r) { return run("aten::_log_softmax.out", {r.in({3, 17}, 36), r.keep(integer(1)), r.keep(boolean(false)), r.out({3, 17})}); });
-  check([](Run& r) {
+  check([](HalfRun& r) { return run("aten::_softmax.out", {r.in({3, 17}, 35), r.keep(integer(-1)), r.keep(boolean(false)), r.out({3, 17})}); });
+  check([](HalfRun& r) { return run("aten::_log_softmax.out", {r.in({3, 17}, 36), r.keep(integer(1)), r.keep(boolean(false)), r.out({3, 17})}); });
+  check([](HalfRun& r) {
     r.out({4, 16});
     r.out({4, 1});
     r.out({4, 1});
@@ -140,29 +140,29 @@ TEST_P(HalfKernels, ReductionsSoftmaxAndNorms) {
 }
 
 TEST_P(HalfKernels, MatrixProducts) {
-  check([](Run& r) { return run("aten::mm.out", {r.in({5, 40}, 41), r.in({40, 7}, 42), r.out({5, 7})}); });
-  check([](Run& r) { return run("aten::bmm.out", {r.in({3, 4, 24}, 43), r.in({3, 24, 5}, 44), r.out({3, 4, 5})}); });
-  check([](Run& r) {
+  check([](HalfRun& r) { return run("aten::mm.out", {r.in({5, 40}, 41), r.in({40, 7}, 42), r.out({5, 7})}); });
+  check([](HalfRun& r) { return run("aten::bmm.out", {r.in({3, 4, 24}, 43), r.in({3, 24, 5}, 44), r.out({3, 4, 5})}); });
+  check([](HalfRun& r) {
     return run("aten::addmm.out", {r.in({6}, 45), r.in({3, 20}, 46), r.in({20, 6}, 47), r.keep(integer(1)), r.keep(integer(1)), r.out({3, 6})});
   });
-  check([](Run& r) { return run("aten::linear.out", {r.in({2, 3, 32}, 48), r.in({8, 32}, 49), r.in({8}, 50), r.out({2, 3, 8})}); });
+  check([](HalfRun& r) { return run("aten::linear.out", {r.in({2, 3, 32}, 48), r.in({8, 32}, 49), r.in({8}, 50), r.out({2, 3, 8})}); });
 }
 
 TEST_P(HalfKernels, MovementAndIndexing) {
-  check([](Run& r) { return run("aten::embedding.out", {r.in({10, 6}, 51), r.fixed({4}, ET_DTYPE_INT64, {3, 0, 9, 3}),
+  check([](HalfRun& r) { return run("aten::embedding.out", {r.in({10, 6}, 51), r.fixed({4}, ET_DTYPE_INT64, {3, 0, 9, 3}),
                                                         r.keep(integer(-1)), r.keep(boolean(false)), r.keep(boolean(false)), r.out({4, 6})}); });
-  check([](Run& r) { return run("aten::permute_copy.out", {r.in({2, 3, 4}, 52), r.keep(int_list({2, 0, 1})), r.out({4, 2, 3})}); });
-  check([](Run& r) { return run("aten::view_copy.out", {r.in({2, 6}, 53), r.keep(int_list({3, -1})), r.out({3, 4})}); });
-  check([](Run& r) { return run("aten::clone.out", {r.in({5, 5}, 54), r.keep(none()), r.out({5, 5})}); });
-  check([](Run& r) {
+  check([](HalfRun& r) { return run("aten::permute_copy.out", {r.in({2, 3, 4}, 52), r.keep(int_list({2, 0, 1})), r.out({4, 2, 3})}); });
+  check([](HalfRun& r) { return run("aten::view_copy.out", {r.in({2, 6}, 53), r.keep(int_list({3, -1})), r.out({3, 4})}); });
+  check([](HalfRun& r) { return run("aten::clone.out", {r.in({5, 5}, 54), r.keep(none()), r.out({5, 5})}); });
+  check([](HalfRun& r) {
     return run("aten::cat.out", {r.keep(tensor_list({r.in({2, 3}, 55)->tensor, r.in({1, 3}, 56)->tensor})), r.keep(integer(0)), r.out({3, 3})});
   });
-  check([](Run& r) {
+  check([](HalfRun& r) {
     return run("aten::slice_copy.Tensor_out", {r.in({6, 4}, 57), r.keep(integer(0)), r.keep(integer(1)), r.keep(integer(5)),
                                                r.keep(integer(2)), r.out({2, 4})});
   });
-  check([](Run& r) { return run("aten::expand_copy.out", {r.in({3, 1}, 58), r.keep(int_list({3, 4})), r.keep(boolean(false)), r.out({3, 4})}); });
-  check([](Run& r) {
+  check([](HalfRun& r) { return run("aten::expand_copy.out", {r.in({3, 1}, 58), r.keep(int_list({3, 4})), r.keep(boolean(false)), r.out({3, 4})}); });
+  check([](HalfRun& r) {
     r.out({2, 3});
     r.out({2, 3});
     return run("aten::split_with_sizes_copy.out", {r.in({4, 3}, 59), r.keep(int_list({2, 2})), r.keep(integer(0)), r.outs_list()}, false);
@@ -170,13 +170,13 @@ TEST_P(HalfKernels, MovementAndIndexing) {
 }
 
 TEST_P(HalfKernels, DynamicOutputsResizeToTheFloatResult) {
-  check([](Run& r) {
+  check([](HalfRun& r) {
     return run("aten::add.out", {r.in({3, 5}, 61), r.in({5}, 62), r.keep(integer(1)), r.out({1, 1}, -1, 15, ET_SHAPE_DYNAMIC_BOUND)});
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, HalfKernels, ::testing::Values(ET_DTYPE_FLOAT16, ET_DTYPE_BFLOAT16),
-                         [](const auto& info) { return std::string(etrt::plugin::dtype_name(info.param)); });
+                         [](const auto& info) { return std::string(info.param == ET_DTYPE_FLOAT16 ? "float16" : "bfloat16"); });
 
 // _to_copy between every pair of dtypes: through float, like c10 (int -> half rounds once, double -> half
 // rounds to float first), NaN stays NaN, out of range saturates to infinity.

@@ -2,12 +2,12 @@
 reference_models.py, a scaled-dot-product attention block like the zoo's sdpa model, cast with .to(dtype)),
 run by etrt (`etrt run`) against eager PyTorch and ExecuTorch's runtime.
 
-etrt and ExecuTorch's portable kernels both compute each operator in float32 and round its result to the
-half type, so they differ only where float32 summation order (matmul, reductions) moves a result across a
-rounding boundary: one unit in the last place (ulp) of that element, which later operators carry along.
-Eager PyTorch runs some blocks fused (its CPU attention rounds once where the exported program rounds after
-every operator), so it gets a looser bound. Bounds, in ulps of the half type at the output's scale:
-  vs ExecuTorch: 2 ulp;  vs eager: 8 ulp (bfloat16 ulp(1) = 2^-7, float16 ulp(1) = 2^-10).
+etrt computes each operator in float32 and rounds its result to the half type, as eager PyTorch's CPU kernels
+and ExecuTorch's portable kernels do; they differ only where float32 summation order (matmul, reductions)
+moves a result across a rounding boundary: one unit in the last place (ulp) of that element, which later
+operators carry along. Bound: 2 ulp of the half type at the output's scale (max(1, max |reference|); bfloat16
+ulp(1) = 2^-7, float16 ulp(1) = 2^-10), against both references. Measured (torch 2.13, executorch 1.5.1): at
+most 0.8 of that unit from eager, 1.25 from ExecuTorch (its bmm and softmax round differently).
 Programs and ExecuTorch's outputs are cached in the build directory (keyed by this file and the versions)."""
 import hashlib
 import json
@@ -26,7 +26,7 @@ CLI = BUILD / "bin" / "etrt"
 DTYPES = ("bfloat16", "float16")
 MODELS = ("mlp", "transformer", "sdpa")
 ULP1 = {"bfloat16": 2.0 ** -7, "float16": 2.0 ** -10}
-ULPS_VS_EXECUTORCH, ULPS_VS_EAGER = 2, 8
+ULPS_VS_EXECUTORCH, ULPS_VS_EAGER = 2, 2
 
 
 def build_model(name, dtype):

@@ -125,7 +125,7 @@ def run_etrt(d: Path) -> np.ndarray:
         args += ["--input", str(p)]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"etrt run failed: {proc.stderr.strip()}"
-    return np.load(d / "etrt_out" / "output_0")
+    return np.load(d / "etrt_out" / "output_0.npy")
 
 
 def within_ulps(actual, expected, dtype, ulps):

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "etrt/etrt.hpp"
+#include "etrt/half.hpp"
 #include "etrt/plugin.hpp"
 #include "npy.h"
 
@@ -144,10 +145,9 @@ bool write_file(const std::string& path, const std::string& bytes, std::string* 
 void float32_to_bfloat16(NpyArray* array) {
   std::vector<uint8_t> bits(array->data.size() / 2);
   for (size_t i = 0; i < bits.size() / 2; ++i) {
-    uint32_t x;
+    float x;
     std::memcpy(&x, array->data.data() + 4 * i, 4);
-    uint16_t b = std::isnan(std::bit_cast<float>(x)) ? static_cast<uint16_t>((x >> 16) | 0x40)
-                                                     : static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    const etrt::plugin::BFloat16 b = etrt::plugin::bfloat16_from_float(x);
     std::memcpy(bits.data() + 2 * i, &b, 2);
   }
   array->data = std::move(bits);
@@ -157,9 +157,9 @@ void float32_to_bfloat16(NpyArray* array) {
 void bfloat16_to_float32(NpyArray* array) {
   std::vector<uint8_t> wide(array->data.size() * 2);
   for (size_t i = 0; i < array->data.size() / 2; ++i) {
-    uint16_t b;
+    etrt::plugin::BFloat16 b;
     std::memcpy(&b, array->data.data() + 2 * i, 2);
-    uint32_t x = static_cast<uint32_t>(b) << 16;
+    const float x = etrt::plugin::to_float(b);
     std::memcpy(wide.data() + 4 * i, &x, 4);
   }
   array->data = std::move(wide);

@@ -557,20 +557,26 @@ consteval KernelDef kernel(const char* name, const char* signature) {
   return def;
 }
 
+// The descriptor the host registers for `def` (its boxed entry points, user_data = &def).
+inline et_kernel_descriptor descriptor_of(const KernelDef& def) {
+  et_kernel_descriptor kernel{};
+  kernel.struct_size = sizeof kernel;
+  kernel.name = def.name;
+  kernel.fn = def.fn;
+  kernel.user_data = const_cast<KernelDef*>(&def);
+#if ET_ABI_TARGET_MINOR >= 4
+  kernel.prepare = def.prepare;
+  kernel.run_prepared = def.run_prepared;
+  kernel.release = def.release;
+#endif
+  return kernel;
+}
+
 // Registers every kernel of `defs` (which must outlive the plugin: a static table).
 inline et_error* register_kernels(const Host& host, std::span<const KernelDef> defs) {
   detail::kernel_host_api = host.api();
   for (const KernelDef& def : defs) {
-    et_kernel_descriptor kernel{};
-    kernel.struct_size = sizeof kernel;
-    kernel.name = def.name;
-    kernel.fn = def.fn;
-    kernel.user_data = const_cast<KernelDef*>(&def);
-#if ET_ABI_TARGET_MINOR >= 4
-    kernel.prepare = def.prepare;
-    kernel.run_prepared = def.run_prepared;
-    kernel.release = def.release;
-#endif
+    et_kernel_descriptor kernel = descriptor_of(def);
     if (et_error* error = host.api()->register_kernel(host.self(), &kernel)) return error;
   }
   return nullptr;

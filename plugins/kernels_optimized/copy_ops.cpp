@@ -20,8 +20,8 @@ bool same_dim_order(const et_tensor& t, const IntArrayRef& order) {
 // dtype conversion when `convert_dtype`.
 et_error* elementwise_copy(const char* op, const et_tensor& in, et_tensor& out, bool convert_dtype) {
   ETRT_TRY(check_data(op, in, "self"));
-  ETRT_TRY(check_storage(op, in, "self"));
-  ETRT_TRY(check_storage(op, out, "out"));
+  ETRT_TRY(check_movable(op, in, "self"));
+  ETRT_TRY(check_movable(op, out, "out"));
   if (!convert_dtype && in.dtype != out.dtype)
     return invalid(op, std::string("output dtype ") + dtype_name(out.dtype) + " must match the input dtype " +
                            dtype_name(in.dtype));
@@ -115,8 +115,8 @@ namespace {
 // self <- src broadcast to self's shape, converted to self's dtype.
 et_error* copy_into(const char* op, const et_tensor& src, const View& dst, const et_tensor& self) {
   ETRT_TRY(check_data(op, src, "src"));
-  ETRT_TRY(check_storage(op, src, "src"));
-  ETRT_TRY(check_storage(op, self, "self"));
+  ETRT_TRY(check_movable(op, src, "src"));
+  ETRT_TRY(check_movable(op, self, "self"));
   bool ok = src.rank <= dst.rank;
   for (int32_t i = 0; ok && i < src.rank; ++i) {
     int64_t s = src.sizes[i], d = dst.sizes[dst.rank - src.rank + i];
@@ -140,7 +140,7 @@ et_error* copy_inplace(Call call, Tensor& self, const Tensor& src, bool non_bloc
 // copy.out(self, src, bool non_blocking=False, *, out)
 et_error* copy_out(Call call, const Tensor& self, const Tensor& src, bool non_blocking, Tensor& out) {
   const char* op = call.op;
-  ETRT_TRY(check_storage(op, out, "out"));
+  ETRT_TRY(check_movable(op, out, "out"));
   if (out.dtype != self.dtype)
     return invalid(op, std::string("output dtype ") + dtype_name(out.dtype) + " must match self's dtype " +
                            dtype_name(self.dtype));

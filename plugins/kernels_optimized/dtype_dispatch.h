@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "etrt/half.hpp"
 #include "strided_loop.h"
 
 namespace etrt::kernels::pw {
@@ -36,9 +37,25 @@ inline decltype(auto) dispatch_storage(int32_t dtype, F&& f) {
   }
 }
 
+using etrt::plugin::BFloat16;
+using etrt::plugin::Half;
+template <typename T>
+constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// dispatch_storage plus float16 and bfloat16 (as Half / BFloat16, which only
+// convert to and from float): for code that only moves or converts elements.
+template <typename F>
+inline decltype(auto) dispatch_any(int32_t dtype, F&& f) {
+  if (dtype == ET_DTYPE_FLOAT16) return f(Tag<Half>{});
+  if (dtype == ET_DTYPE_BFLOAT16) return f(Tag<BFloat16>{});
+  return dispatch_storage(dtype, static_cast<F&&>(f));
+}
+
 template <typename T>
 constexpr int32_t dtype_of() {
   if constexpr (std::is_same_v<T, float>) return ET_DTYPE_FLOAT32;
+  else if constexpr (std::is_same_v<T, Half>) return ET_DTYPE_FLOAT16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return ET_DTYPE_BFLOAT16;
   else if constexpr (std::is_same_v<T, double>) return ET_DTYPE_FLOAT64;
   else if constexpr (std::is_same_v<T, int64_t>) return ET_DTYPE_INT64;
   else if constexpr (std::is_same_v<T, int32_t>) return ET_DTYPE_INT32;
@@ -68,9 +85,12 @@ inline int32_t compute_dtype(int32_t dtype) {
   return ET_DTYPE_INT64;
 }
 
+// Half types convert through float, as c10's do (so double -> float16 rounds twice, like PyTorch).
 template <typename To, typename From>
 inline To convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) return x != From(0);
+  if constexpr (is_half_v<From>) return convert<To>(etrt::plugin::to_float(x));
+  else if constexpr (is_half_v<To>) return etrt::plugin::half_cast<To>(convert<float>(x));
+  else if constexpr (std::is_same_v<To, bool>) return x != From(0);
   else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     // Out-of-range float -> int is undefined in C++; saturate NaN to 0 like most hardware paths would not.
     if (!(x == x)) return To(0);
@@ -150,10 +170,11 @@ inline View scalar_view(const Scalar& s, int32_t dtype, uint64_t* storage) {
   v.rank = 0;
   v.data = reinterpret_cast<char*>(storage);
   *storage = 0;
-  dispatch_storage(dtype, [&](auto tag) {
+  dispatch_any(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T x;
-    if constexpr (std::is_same_v<T, bool>) x = s.to_bool();
+    if constexpr (is_half_v<T>) x = convert<T>(static_cast<float>(s.to_double()));
+    else if constexpr (std::is_same_v<T, bool>) x = s.to_bool();
     else if constexpr (std::is_floating_point_v<T>) x = static_cast<T>(s.to_double());
     else x = s.kind == Scalar::kDouble ? convert<T>(s.d) : static_cast<T>(s.i);
     std::memcpy(storage, &x, sizeof(T));

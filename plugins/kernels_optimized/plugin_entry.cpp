@@ -1,4 +1,5 @@
 // Entry point of the kernels_optimized plugin: registers every family's kernels.
+#include "half_compute.h"
 #include "kernels.h"
 
 namespace etrt::kernels {
@@ -25,7 +26,7 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   host.bind(api, self);
   size_t registered = 0;
   for (auto family : kFamilies) {
-    ETRT_TRY(etrt::plugin::register_kernels(host, family()));
+    ETRT_TRY(register_with_half(host, family()));
     registered += family().size();
   }
   if (registered != kOperators)

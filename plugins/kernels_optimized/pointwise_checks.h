@@ -134,6 +134,16 @@ inline et_error* check_storage(const char* op, const et_tensor& t, const char* n
   if (t.dtype == ET_DTYPE_FLOAT32 || is_storage_supported(t.dtype)) [[likely]] return nullptr;
   return storage_error(op, t, name);
 }
+// Operators that only move or convert elements (copy_view) also take float16 and bfloat16.
+inline bool is_movable(int32_t d) { return is_storage_supported(d) || d == ET_DTYPE_FLOAT16 || d == ET_DTYPE_BFLOAT16; }
+[[gnu::cold, gnu::noinline]] inline et_error* movable_error(const char* op, const et_tensor& t, const char* name) {
+  return unsupported(op, std::string(name) + " dtype " + dtype_name(t.dtype) +
+                             " is not supported (supported: float16, bfloat16, float32, float64, int8-int64, uint8, bool)");
+}
+inline et_error* check_movable(const char* op, const et_tensor& t, const char* name) {
+  if (is_movable(t.dtype)) [[likely]] return nullptr;
+  return movable_error(op, t, name);
+}
 inline et_error* check_float(const char* op, const et_tensor& t, const char* name) {
   if (t.dtype == ET_DTYPE_FLOAT32 || t.dtype == ET_DTYPE_FLOAT64) return nullptr;
   return unsupported(op, std::string(name) + " dtype " + dtype_name(t.dtype) + " is not supported (float32, float64)");

@@ -132,9 +132,9 @@ void copy_view(const View& out, const View& in) {
     copy_loop(L, out.esize());
     return;
   }
-  dispatch_storage(out.dtype, [&](auto to) {
+  dispatch_any(out.dtype, [&](auto to) {
     using To = typename decltype(to)::type;
-    dispatch_storage(in.dtype, [&](auto from) {
+    dispatch_any(in.dtype, [&](auto from) {
       using From = typename decltype(from)::type;
       run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { convert_run<To, From>(p, s, n); });
     });
@@ -143,10 +143,11 @@ void copy_view(const View& out, const View& in) {
 
 void fill_view(const View& out, const Scalar& value) {
   Loop L = make_loop(out.rank, out.sizes, {&out});
-  dispatch_storage(out.dtype, [&](auto tag) {
+  dispatch_any(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v;
-    if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
+    if constexpr (is_half_v<T>) v = convert<T>(static_cast<float>(value.to_double()));
+    else if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
     else if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(value.to_double());
     else v = value.kind == Scalar::kDouble ? convert<T>(value.d) : static_cast<T>(value.i);
     run_loop(L, [v](char* const* p, const int64_t* s, int64_t n) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "etrt/half.hpp"
 #include "kernel_test_support.h"
 
 namespace pw_test {
@@ -121,6 +122,8 @@ struct TT {
       case ET_DTYPE_INT8: { int8_t x; std::memcpy(&x, p, 1); return x; }
       case ET_DTYPE_UINT8: { uint8_t x; std::memcpy(&x, p, 1); return x; }
       case ET_DTYPE_BOOL: { uint8_t x; std::memcpy(&x, p, 1); return x ? 1 : 0; }
+      case ET_DTYPE_FLOAT16: { etrt::plugin::Half x; std::memcpy(&x, p, 2); return etrt::plugin::to_float(x); }
+      case ET_DTYPE_BFLOAT16: { etrt::plugin::BFloat16 x; std::memcpy(&x, p, 2); return etrt::plugin::to_float(x); }
       default: return NAN;
     }
   }
@@ -135,6 +138,8 @@ struct TT {
       case ET_DTYPE_INT8: { int8_t x = static_cast<int8_t>(v); std::memcpy(p, &x, 1); break; }
       case ET_DTYPE_UINT8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(p, &x, 1); break; }
       case ET_DTYPE_BOOL: { uint8_t x = v != 0; std::memcpy(p, &x, 1); break; }
+      case ET_DTYPE_FLOAT16: { auto x = etrt::plugin::half_from_float(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+      case ET_DTYPE_BFLOAT16: { auto x = etrt::plugin::bfloat16_from_float(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
       default: break;
     }
   }
@@ -174,7 +179,9 @@ struct TT {
                                                static_cast<int>(std::floor(std::min(hi, 5.0))));
     size_t n = storage.size() * 8 / std::max<size_t>(esize(dtype), 1) - 1;
     for (size_t i = 0; i < n; ++i) {
-      if (dtype == ET_DTYPE_FLOAT32 || dtype == ET_DTYPE_FLOAT64) store(i, real(rng));
+      if (dtype == ET_DTYPE_FLOAT32 || dtype == ET_DTYPE_FLOAT64 || dtype == ET_DTYPE_FLOAT16 ||
+          dtype == ET_DTYPE_BFLOAT16)
+        store(i, real(rng));
       else if (dtype == ET_DTYPE_BOOL) store(i, rng() & 1);
       else store(i, integer(rng));
     }

@@ -50,11 +50,7 @@ def _numpy(t):
 
 
 # Why etrt fails where ExecuTorch runs (the gaps left open), shown with the failure.
-KNOWN_GAPS = {
-    "sdpa": "gap: kernels_optimized has no float16/bfloat16 kernels at all (its dtype dispatch covers float32, "
-            "float64, integers, bool); this model is bfloat16 end to end (copies, bmm, softmax, where, mul), and "
-            "XNNPACK takes none of it",
-}
+KNOWN_GAPS: dict = {}
 
 
 def export(model_name: str, variant: str, out_dir: str) -> dict:

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "blob_parser.h"
-#include "half.h"
+#include "etrt/half.hpp"
 
 namespace etrt::xnn {
 
@@ -161,7 +161,7 @@ std::string BlobParser::read_constant(uint32_t index, const fb::TensorValue& t) 
   if (v.fp16) {
     std::unique_ptr<float[]> widened(new float[numel(v.dims) + 4]());
     const auto* halves = static_cast<const uint8_t*>(data);
-    for (size_t k = 0; k < numel(v.dims); ++k) widened[k] = half_to_float(read_le<uint16_t>(halves + 2 * k));
+    for (size_t k = 0; k < numel(v.dims); ++k) widened[k] = plugin::to_float(plugin::Half{read_le<uint16_t>(halves + 2 * k)});
     v.data = widened.get();
     g->owned.push_back(std::move(widened));
   } else if (transient || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "delegate.h"
-#include "half.h"
+#include "etrt/half.hpp"
 
 namespace etrt::xnn {
 
@@ -65,7 +65,7 @@ et_error* Delegate::execute_fp16_boundary(et_exec_context* ctx, et_value* const*
     buffer.assign(count + XNN_EXTRA_BYTES / sizeof(float), 0.0f);  // XNNPACK may read past its inputs
     if (value.io == kFlagInput) {
       const auto* halves = static_cast<const uint16_t*>(t->data);
-      for (size_t k = 0; k < count; ++k) buffer[k] = half_to_float(halves[k]);
+      for (size_t k = 0; k < count; ++k) buffer[k] = plugin::to_float(plugin::Half{halves[k]});
     }
     et_tensor& shadow = shadow_tensors[value.external];
     shadow = *t;
@@ -86,7 +86,7 @@ et_error* Delegate::execute_fp16_boundary(et_exec_context* ctx, et_value* const*
     const std::vector<float>& buffer = buffers[value.external];
     auto* halves = static_cast<uint16_t*>(t->data);
     size_t count = shadow_tensors[value.external].nbytes / sizeof(float);
-    for (size_t k = 0; k < count; ++k) halves[k] = float_to_half(buffer[k]);
+    for (size_t k = 0; k < count; ++k) halves[k] = plugin::half_from_float(buffer[k]).bits;
   }
   return nullptr;
 }

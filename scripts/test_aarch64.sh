@@ -44,7 +44,7 @@ TESTS=(loader_units_test loader_errors_test manifest_errors_test lazy_loading_te
        pointwise_unary_test reduction_ops_test vector_math_test
        reference_programs_test)
 # ctest names: the executables' own entries and their variants (_generic_isa, _3_threads, ...).
-REGEX="^(loader_units|loader_units_portable_sha256|loader_foreign_plugin|$(IFS='|'; echo "${TESTS[*]}"))(_generic_isa|_3_threads)?\$"
+REGEX="^(loader_units|loader_units_portable_sha256|loader_foreign_plugin|linalg_matmul_isa|linalg_matmul_isa_generic|$(IFS='|'; echo "${TESTS[*]}"))(_generic_isa|_3_threads)?\$"
 
 echo "==> aarch64: configuring the cross build in $BUILD_DIR (aarch64-linux-gnu-g++, sysroot $SYSROOT)"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

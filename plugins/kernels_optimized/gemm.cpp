@@ -517,7 +517,7 @@ int selected_isa() {
     isa = generic ? kIsaGeneric : ETRT_GEMM_NEON ? kIsaNeon : cpu_supports_avx2_fma() ? kIsaAvx2Fma : kIsaGeneric;
     g_isa.store(isa, std::memory_order_relaxed);
     // Which code a process runs is otherwise invisible (tests read this line).
-    std::string line = std::string("kernels_optimized: SGEMM micro-kernel ") + isa_name(isa);
+    std::string line = std::string("SGEMM micro-kernel ") + isa_name(isa);
     host.api()->log(host.self(), ET_LOG_DEBUG, line.c_str());
   }
   return isa;

@@ -2,7 +2,7 @@
 # Makes the arm64 sysroot the aarch64 cross build links against (cmake/toolchains/aarch64-linux-gnu.cmake):
 # Debian's arm64 packages listed in scripts/deps.sh (ETRT_AARCH64_SYSROOT_PACKAGES), downloaded with
 # `apt-get download` and unpacked with `dpkg -x`, never installed (several arm64 -dev packages conflict
-# with their amd64 twins). Idempotent: a package already unpacked at the wanted version is skipped.
+# with their amd64 twins). Idempotent: a package already unpacked is skipped.
 #
 #   scripts/aarch64_sysroot.sh [DIR]   (default: $ETRT_AARCH64_SYSROOT, else .cache/aarch64-sysroot)
 # Prints the sysroot's path last. Needs root (or sudo) only the first time, to let apt see arm64.
@@ -20,47 +20,43 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   $SUDO apt-get update -qq
 fi
 
-# The wanted version of each package is its amd64 twin's (Multi-Arch: same packages must match);
-# apt-cache only for a package not installed here.
-version_of() {
-  local v
-  v=$(dpkg-query -W -f='${Status} ${Version}' "$1:amd64" 2>/dev/null | awk '/install ok installed/ {print $4}')
-  [ -n "$v" ] || v=$(apt-cache policy "$1:arm64" | awk '/Candidate:/ {print $2}')
-  if [ -z "$v" ] || [ "$v" = "(none)" ]; then
-    echo "aarch64 sysroot: apt knows no arm64 package '$1' (run apt-get update?)" >&2
-    return 1
-  fi
-  echo "$v"
-}
-
+# A package is unpacked once (its version is kept in .unpacked/<pkg>); delete the sysroot to refresh it.
+# The versions are apt's arm64 candidates, asked for in one apt-cache call.
 mkdir -p "$SYSROOT/.unpacked" "$DEBS"
-wanted=()    # pkg=version still to unpack
+missing=()
 for pkg in "${ETRT_AARCH64_SYSROOT_PACKAGES[@]}"; do
-  version=$(version_of "$pkg")
-  stamp="$SYSROOT/.unpacked/$pkg"
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$version" ]; then continue; fi
-  wanted+=("$pkg=$version")
+  [ -f "$SYSROOT/.unpacked/$pkg" ] || missing+=("$pkg")
 done
-if [ ${#wanted[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ]; then
   echo "==> aarch64 sysroot: all ${#ETRT_AARCH64_SYSROOT_PACKAGES[@]} packages unpacked in $SYSROOT" >&2
+else
+  declare -A version=()
+  while read -r pkg candidate; do version[$pkg]=$candidate; done < <(
+    apt-cache policy "${missing[@]/%/:arm64}" | awk '/^[^ ].*:arm64:$/ {sub(/:arm64:$/, ""); pkg=$0} /Candidate:/ {print pkg, $2}')
+  debs=() to_download=()
+  for pkg in "${missing[@]}"; do
+    v=${version[$pkg]:-}
+    if [ -z "$v" ] || [ "$v" = "(none)" ]; then
+      echo "aarch64 sysroot: apt knows no arm64 package '$pkg' (run apt-get update?)" >&2
+      exit 1
+    fi
+    # apt-get download names the file <pkg>_<version with ':' as %3a>_arm64.deb.
+    deb="$DEBS/${pkg}_${v//:/%3a}_arm64.deb"
+    debs+=("$pkg=$v=$deb")
+    [ -f "$deb" ] || to_download+=("$pkg:arm64=$v")
+  done
+  if [ ${#to_download[@]} -gt 0 ]; then
+    echo "==> aarch64 sysroot: downloading ${to_download[*]}" >&2
+    (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "${to_download[@]}" >/dev/null)
+  fi
+  for item in "${debs[@]}"; do
+    pkg=${item%%=*} rest=${item#*=}
+    v=${rest%%=*} deb=${rest#*=}
+    echo "==> aarch64 sysroot: unpacking $(basename "$deb") into $SYSROOT" >&2
+    dpkg -x "$deb" "$SYSROOT"
+    echo "$v" >"$SYSROOT/.unpacked/$pkg"
+  done
 fi
-to_download=()
-for item in "${wanted[@]}"; do
-  pkg=${item%%=*} version=${item#*=}
-  # apt-get download names the file <pkg>_<version with ':' as %3a>_arm64.deb.
-  [ -f "$DEBS/${pkg}_${version//:/%3a}_arm64.deb" ] || to_download+=("$pkg:arm64=$version")
-done
-if [ ${#to_download[@]} -gt 0 ]; then
-  echo "==> aarch64 sysroot: downloading ${to_download[*]}" >&2
-  (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "${to_download[@]}" >/dev/null)
-fi
-for item in "${wanted[@]}"; do
-  pkg=${item%%=*} version=${item#*=}
-  deb="$DEBS/${pkg}_${version//:/%3a}_arm64.deb"
-  echo "==> aarch64 sysroot: unpacking $(basename "$deb") into $SYSROOT" >&2
-  dpkg -x "$deb" "$SYSROOT"
-  echo "$version" >"$SYSROOT/.unpacked/$pkg"
-done
 
 # Absolute symlinks would point into the build machine's own /usr: make them relative to the sysroot.
 while IFS= read -r link; do

@@ -30,8 +30,9 @@ bash scripts/ensure_deps.sh
 echo "==> aarch64: the arm64 sysroot (Debian's arm64 packages, unpacked)"
 SYSROOT=$(bash scripts/aarch64_sysroot.sh)
 
-# The x86_64 plugin the aarch64 loader must refuse: the host build's kernels_optimized.
-FOREIGN_PLUGIN="$PWD/$HOST_BUILD_DIR/lib/etrt/plugins/libetrt_kernels_optimized.so.1"
+# The x86_64 plugin the aarch64 loader must refuse: the host build's kernels_optimized
+# (ETRT_FOREIGN_PLUGIN names another).
+FOREIGN_PLUGIN=${ETRT_FOREIGN_PLUGIN:-$PWD/$HOST_BUILD_DIR/lib/etrt/plugins/libetrt_kernels_optimized.so.1}
 if [ ! -f "$FOREIGN_PLUGIN" ]; then
   echo "==> aarch64: building the host's kernels_optimized plugin in $HOST_BUILD_DIR (the x86_64 plugin the aarch64 loader must refuse)"
   [ -f "$HOST_BUILD_DIR/CMakeCache.txt" ] || cmake -S . -B "$HOST_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -52,9 +52,13 @@ echo "==> aarch64: configuring the cross build in $BUILD_DIR (aarch64-linux-gnu-
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake -DETRT_AARCH64_SYSROOT="$SYSROOT" \
   -DETRT_BUILD_BENCH=OFF -DETRT_FOREIGN_PLUGIN="$FOREIGN_PLUGIN" >/dev/null
-echo "==> aarch64: building libetrt, the plugins and ${#TESTS[@]} test programs (first time: several minutes)"
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target etrt etrt_cli etrt_plugin_kernels_optimized etrt_plugin_xnnpack "${TESTS[@]}"
+# The loader and ABI tests load the test plugins of tests/plugins by path: build every one of them.
+mapfile -t TEST_PLUGINS < <(ninja -C "$BUILD_DIR" -t targets all |
+  sed -n 's/^\(etrt_plugin_test_[a-z0-9_]*\|etrt_probe_[a-z0-9_]*\): .*/\1/p' | sort -u)
+echo "==> aarch64: building libetrt, the plugins, ${#TEST_PLUGINS[@]} test plugins and ${#TESTS[@]} test programs (first time: several minutes)"
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target etrt etrt_cli etrt_plugin_kernels_optimized etrt_plugin_xnnpack \
+  "${TEST_PLUGINS[@]}" "${TESTS[@]}"
 echo "==> aarch64: kernels_optimized is built for$(readelf -h "$BUILD_DIR/lib/etrt/plugins/libetrt_kernels_optimized.so.1" | sed -n 's/^ *Machine: *//p')"
 echo "==> aarch64: running the suites under $(qemu-aarch64 --version | head -1)"
-ctest --test-dir "$BUILD_DIR" -R "$REGEX" --output-on-failure --timeout 600
+ctest --test-dir "$BUILD_DIR" -R "$REGEX" -j"$(nproc)" --output-on-failure --timeout 600
 echo "==> aarch64 stage: $((SECONDS - started)) s"

@@ -27,7 +27,8 @@ fi
 rm -rf "$WORK/raw" "$WORK/repaired"
 rm -f "$OUT"/etrt-*aarch64*.whl
 step "wheel for linux_aarch64, cpython-$PY_TAG (CMake build directory $WORK/cmake-build; log $WORK/wheel.log)"
-# The tag and the extensions' suffix come from these two, not from this (x86_64) interpreter;
+# The tag and the extensions' suffix come from these (pybind11 asks the interpreter for the suffix
+# unless PYTHON_MODULE_EXTENSION is given), not from this (x86_64) interpreter;
 # Debian's pyconfig.h picks the arm64 one from <aarch64-linux-gnu/python3.11/pyconfig.h>.
 _PYTHON_HOST_PLATFORM=linux-aarch64 SETUPTOOLS_EXT_SUFFIX=".cpython-$PY_TAG-aarch64-linux-gnu.so" \
 "$PYTHON" -m pip wheel --verbose --no-build-isolation --no-deps -w "$WORK/raw" "$ROOT" \
@@ -36,6 +37,7 @@ _PYTHON_HOST_PLATFORM=linux-aarch64 SETUPTOOLS_EXT_SUFFIX=".cpython-$PY_TAG-aarc
   -C cmake.define.ETRT_AARCH64_SYSROOT="$SYSROOT" \
   -C cmake.define.Python_INCLUDE_DIR="$SYSROOT/usr/include/python$PY_MINOR" \
   -C cmake.define.CMAKE_CXX_FLAGS="-isystem $SYSROOT/usr/include" \
+  -C cmake.define.PYTHON_MODULE_EXTENSION=".cpython-$PY_TAG-aarch64-linux-gnu.so" \
   -C cmake.define.pybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" 2>&1 | tee "$WORK/wheel.log" |
   awk '/^ *\[[0-9]+\/[0-9]+\] / { print "    " $0; fflush() }'
 [ "${PIPESTATUS[0]}" = 0 ] || { tail -50 "$WORK/wheel.log"; echo "building the wheel failed (log: $WORK/wheel.log)"; exit 1; }

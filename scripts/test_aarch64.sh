@@ -58,7 +58,7 @@ mapfile -t TEST_PLUGINS < <(ninja -C "$BUILD_DIR" -t targets all |
 echo "==> aarch64: building libetrt, the plugins, ${#TEST_PLUGINS[@]} test plugins and ${#TESTS[@]} test programs (first time: several minutes)"
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target etrt etrt_cli etrt_plugin_kernels_optimized etrt_plugin_xnnpack \
   "${TEST_PLUGINS[@]}" "${TESTS[@]}"
-echo "==> aarch64: kernels_optimized is built for$(readelf -h "$BUILD_DIR/lib/etrt/plugins/libetrt_kernels_optimized.so.1" | sed -n 's/^ *Machine: *//p')"
+echo "==> aarch64: kernels_optimized is built for $(readelf -h "$BUILD_DIR/lib/etrt/plugins/libetrt_kernels_optimized.so.1" | sed -n 's/^ *Machine: *//p')"
 echo "==> aarch64: running the suites under $(qemu-aarch64 --version | head -1)"
 ctest --test-dir "$BUILD_DIR" -R "$REGEX" -j"$(nproc)" --output-on-failure --timeout 600
 echo "==> aarch64 stage: $((SECONDS - started)) s"

@@ -4,12 +4,28 @@
 # Debian 12 packages. clang + libclang-rt: the fuzzers (libFuzzer + sanitizers);
 # patchelf: the XNNPACK plugin's private libXNNPACK is re-linked against etrt's pthreadpool shim;
 # valgrind: the dispatch_budget test counts instructions with callgrind.
+# crossbuild-essential-arm64 + qemu-user: the aarch64 cross build and its emulated tests
+# (scripts/test_aarch64.sh).
 ETRT_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config binutils patchelf
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   flatbuffers-compiler libflatbuffers-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev valgrind
+  crossbuild-essential-arm64 qemu-user
+)
+
+# The arm64 twins of the libraries above, unpacked (never installed: several -dev packages
+# are not co-installable with their amd64 versions) into the aarch64 sysroot by
+# scripts/aarch64_sysroot.sh: headers, link-time libraries and the run-time libraries they need
+# (libpython3.11-dev: the arm64 Python headers of scripts/build_wheel_aarch64.sh).
+# libc and libstdc++ for arm64 come with crossbuild-essential-arm64 (/usr/aarch64-linux-gnu).
+ETRT_AARCH64_SYSROOT_PACKAGES=(
+  libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0
+  libflatbuffers-dev libflatbuffers2
+  libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
+  libgtest-dev libgmock-dev
+  libpython3.11-dev
 )
 
 # PyPI packages as "requirement:module" (the module is what ensure_deps.sh looks for).

@@ -5,8 +5,8 @@
 // in KC x NC blocks of NR-wide column panels, A in KC-deep panels of MR rows,
 // and a register-tiled MR x NR micro-kernel accumulates in registers. The
 // micro-kernel is chosen once per process from the CPU: AVX2+FMA (6 x 16,
-// 12 ymm accumulators) or a portable one the compiler auto-vectorises for the
-// x86-64 baseline. Work is split over the host's thread pool by M/N tiles.
+// 12 ymm accumulators), NEON on aarch64 (6 x 16, 24 q-register accumulators)
+// or a portable one the compiler auto-vectorises for the baseline ISA. Work is split over the host's thread pool by M/N tiles.
 #pragma once
 
 #include <cstddef>
@@ -33,9 +33,10 @@ bool sgemm(int64_t M, int64_t N, int64_t K, float alpha, Matrix A, Matrix B, flo
 // Multiply-accumulates at or above which sgemm uses the thread pool.
 constexpr int64_t kParallelThreshold = int64_t{1} << 17;
 
-// "avx2+fma" or "generic": which micro-kernel this process uses. Setting the
-// environment variable ETRT_GEMM_ISA=generic before the first call forces the
-// portable one (tests use it to cover that path on AVX2 machines).
+// "avx2+fma", "neon" or "generic": which micro-kernel this process uses (logged
+// at debug level when first chosen). Setting the environment variable
+// ETRT_GEMM_ISA=generic before the first call forces the portable one (tests use
+// it to cover that path on AVX2 and aarch64 machines).
 const char* isa();
 
 // True when this process uses the AVX2+FMA code paths (the CPU and OS support

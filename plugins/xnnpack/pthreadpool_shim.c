@@ -35,10 +35,12 @@ typedef struct {
   void* task;
   void* context;
   uint32_t flags;
+  uint32_t uarch; /* the _with_uarch calls' uarch index */
 } Call;
 
 enum {
-  k1d, k1dTile1d, k2d, k2dTile1d, k2dTile2d, k3d, k3dTile2d, k4d, k4dTile2d, k5d, k5dTile2d, k6dTile2d
+  k1d, k1dTile1d, k2d, k2dTile1d, k2dTile2d, k3d, k3dTile2d, k4d, k4dTile2d, k5d, k5dTile2d, k6dTile2d,
+  k2dTile2dUarch, k3dTile2dUarch, k4dTile2dUarch
 };
 
 typedef void (*Task1)(void*, size_t);
@@ -49,6 +51,10 @@ typedef void (*Task5)(void*, size_t, size_t, size_t, size_t, size_t);
 typedef void (*Task6)(void*, size_t, size_t, size_t, size_t, size_t, size_t);
 typedef void (*Task7)(void*, size_t, size_t, size_t, size_t, size_t, size_t, size_t);
 typedef void (*Task8)(void*, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t);
+/* The _with_uarch tasks take the uarch index after the context. */
+typedef void (*UarchTask4)(void*, uint32_t, size_t, size_t, size_t, size_t);
+typedef void (*UarchTask5)(void*, uint32_t, size_t, size_t, size_t, size_t, size_t);
+typedef void (*UarchTask6)(void*, uint32_t, size_t, size_t, size_t, size_t, size_t, size_t);
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -79,6 +85,13 @@ static void run_tile(const Call* call, size_t flat) {
       break;
     case k6dTile2d:
       ((Task8)call->task)(c, start[0], start[1], start[2], start[3], start[4], start[5], extent[4], extent[5]);
+      break;
+    case k2dTile2dUarch: ((UarchTask4)call->task)(c, call->uarch, start[0], start[1], extent[0], extent[1]); break;
+    case k3dTile2dUarch:
+      ((UarchTask5)call->task)(c, call->uarch, start[0], start[1], start[2], extent[1], extent[2]);
+      break;
+    case k4dTile2dUarch:
+      ((UarchTask6)call->task)(c, call->uarch, start[0], start[1], start[2], start[3], extent[2], extent[3]);
       break;
   }
 }
@@ -125,19 +138,25 @@ SHIM_EXPORT size_t pthreadpool_get_threads_count(struct pthreadpool* pool) {
 }
 
 /* Builds the Call for `kind` from ranges r[] and tiles t[] (0 = untiled) and dispatches it. */
-static void parallelize(struct pthreadpool* pool, int kind, void* task, void* context, uint32_t flags, int dims,
-                        const size_t* r, const size_t* t) {
+static void parallelize_uarch(struct pthreadpool* pool, int kind, void* task, void* context, uint32_t flags,
+                              uint32_t uarch, int dims, const size_t* r, const size_t* t) {
   Call call;
   call.dims = dims;
   call.kind = kind;
   call.task = task;
   call.context = context;
   call.flags = flags;
+  call.uarch = uarch;
   for (int d = 0; d < dims; ++d) {
     call.range[d] = r[d];
     call.tile[d] = t[d];
   }
   dispatch(pool, &call);
+}
+
+static void parallelize(struct pthreadpool* pool, int kind, void* task, void* context, uint32_t flags, int dims,
+                        const size_t* r, const size_t* t) {
+  parallelize_uarch(pool, kind, task, context, flags, 0, dims, r, t);
 }
 
 SHIM_EXPORT void pthreadpool_parallelize_1d(struct pthreadpool* pool, Task1 task, void* context, size_t range,
@@ -217,4 +236,35 @@ SHIM_EXPORT void pthreadpool_parallelize_6d_tile_2d(struct pthreadpool* pool, Ta
                                                     uint32_t flags) {
   size_t r[] = {range_i, range_j, range_k, range_l, range_m, range_n}, t[] = {0, 0, 0, 0, tile_m, tile_n};
   parallelize(pool, k6dTile2d, (void*)task, context, flags, 6, r, t);
+}
+
+/* The _with_uarch forms (Debian's arm64 libXNNPACK calls them, to pick micro-kernels per core type
+ * on big.LITTLE chips): every task gets default_uarch_index, what pthreadpool itself passes when it
+ * cannot tell which core a thread runs on. */
+SHIM_EXPORT void pthreadpool_parallelize_2d_tile_2d_with_uarch(struct pthreadpool* pool, UarchTask4 task, void* context,
+                                                               uint32_t default_uarch_index, uint32_t max_uarch_index,
+                                                               size_t range_i, size_t range_j, size_t tile_i,
+                                                               size_t tile_j, uint32_t flags) {
+  (void)max_uarch_index;
+  size_t r[] = {range_i, range_j}, t[] = {tile_i, tile_j};
+  parallelize_uarch(pool, k2dTile2dUarch, (void*)task, context, flags, default_uarch_index, 2, r, t);
+}
+
+SHIM_EXPORT void pthreadpool_parallelize_3d_tile_2d_with_uarch(struct pthreadpool* pool, UarchTask5 task, void* context,
+                                                               uint32_t default_uarch_index, uint32_t max_uarch_index,
+                                                               size_t range_i, size_t range_j, size_t range_k,
+                                                               size_t tile_j, size_t tile_k, uint32_t flags) {
+  (void)max_uarch_index;
+  size_t r[] = {range_i, range_j, range_k}, t[] = {0, tile_j, tile_k};
+  parallelize_uarch(pool, k3dTile2dUarch, (void*)task, context, flags, default_uarch_index, 3, r, t);
+}
+
+SHIM_EXPORT void pthreadpool_parallelize_4d_tile_2d_with_uarch(struct pthreadpool* pool, UarchTask6 task, void* context,
+                                                               uint32_t default_uarch_index, uint32_t max_uarch_index,
+                                                               size_t range_i, size_t range_j, size_t range_k,
+                                                               size_t range_l, size_t tile_k, size_t tile_l,
+                                                               uint32_t flags) {
+  (void)max_uarch_index;
+  size_t r[] = {range_i, range_j, range_k, range_l}, t[] = {0, 0, tile_k, tile_l};
+  parallelize_uarch(pool, k4dTile2dUarch, (void*)task, context, flags, default_uarch_index, 4, r, t);
 }

@@ -6,7 +6,9 @@
 // outputs, and one test per rejection rule.
 // Tolerance: see linalg_test::tolerance (1e-4 relative + 1e-5 * sqrt(K) absolute).
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -62,6 +64,32 @@ TEST(LinalgMm, MatchesReferenceOverRandomShapes) {
     ASSERT_EQ(call("aten::mm.out", {&a->v, &b->v, &out.v}), "") << s.M << "x" << s.N << "x" << s.K;
     EXPECT_TRUE(all_near(out, reference_mm(*a, *b, s.M, s.N, s.K), s.K)) << s.M << "x" << s.N << "x" << s.K;
   }
+}
+
+// Which micro-kernel the process picked (the plugin logs it once, at debug level, at the first
+// SGEMM): the fast one for this CPU (NEON on aarch64, AVX2+FMA where the CPU has them), or the
+// portable one under ETRT_GEMM_ISA=generic. Run in processes of its own (ctest linalg_matmul_isa*).
+TEST(GemmMicroKernel, IsTheFastOneForThisCpuUnlessForcedPortable) {
+  const char* level = std::getenv("ETRT_LOG_LEVEL");
+  ASSERT_TRUE(level != nullptr && std::string(level) == "debug") << "needs ETRT_LOG_LEVEL=debug";
+  std::string expected = "generic";
+  const char* forced = std::getenv("ETRT_GEMM_ISA");
+  if (forced == nullptr || std::string(forced) != "generic") {
+#if defined(__aarch64__)
+    expected = "neon";
+#elif defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) expected = "avx2+fma";
+#endif
+  }
+  auto a = make({7, 9}, 1), b = make({9, 17}, 2);
+  Tensor out({7, 17});
+  ::testing::internal::CaptureStderr();
+  const std::string error = call("aten::mm.out", {&a->v, &b->v, &out.v});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(error, "");
+  EXPECT_THAT(log, HasSubstr("SGEMM micro-kernel " + expected + "\n"));
+  EXPECT_TRUE(all_near(out, reference_mm(*a, *b, 7, 17, 9), 9));
 }
 
 TEST(LinalgMm, EmptyAndZeroInnerDimension) {

@@ -12,3 +12,13 @@ foreach(test linalg_matmul_test linalg_conv_test)
   add_test(NAME ${test}_3_threads COMMAND ${test})
   set_tests_properties(${test}_3_threads PROPERTIES ENVIRONMENT "ETRT_PLUGIN_PATH=;ETRT_NUM_THREADS=3")
 endforeach()
+
+# The micro-kernel a process picks, in processes of their own (the choice is made once, at the
+# first SGEMM, and logged at debug level); the other runs of linalg_matmul_test leave that test out.
+add_test(NAME linalg_matmul_isa COMMAND linalg_matmul_test --gtest_filter=GemmMicroKernel.*)
+set_tests_properties(linalg_matmul_isa PROPERTIES ENVIRONMENT "ETRT_PLUGIN_PATH=;ETRT_NUM_THREADS=;ETRT_LOG_LEVEL=debug")
+add_test(NAME linalg_matmul_isa_generic COMMAND linalg_matmul_test --gtest_filter=GemmMicroKernel.*)
+set_tests_properties(linalg_matmul_isa_generic PROPERTIES
+  ENVIRONMENT "ETRT_PLUGIN_PATH=;ETRT_NUM_THREADS=;ETRT_LOG_LEVEL=debug;ETRT_GEMM_ISA=generic")
+set_property(TEST linalg_matmul_test linalg_matmul_test_generic_isa linalg_matmul_test_3_threads
+  APPEND PROPERTY ENVIRONMENT "GTEST_FILTER=-GemmMicroKernel.*")

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -80,13 +81,38 @@ TEST(LoaderErrors, NotAnElfFile) {
   EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("not an ELF file")));
 }
 
+// The other one of the two architectures etrt is built for, and how the loader refuses it.
+#if defined(__aarch64__)
+constexpr unsigned char kForeignMachine = 62;  // EM_X86_64
+constexpr const char* kForeignMachineError = "built for x86-64 (e_machine 62), this host is AArch64 (e_machine 183)";
+#elif defined(__x86_64__)
+constexpr unsigned char kForeignMachine = 183;  // EM_AARCH64
+constexpr const char* kForeignMachineError = "built for AArch64 (e_machine 183), this host is x86-64 (e_machine 62)";
+#else
+constexpr unsigned char kForeignMachine = 183;
+constexpr const char* kForeignMachineError = "built for AArch64 (e_machine 183)";
+#endif
+
 TEST(LoaderErrors, ElfForAnotherArchitecture) {
   std::string bytes = read_file(plugin_path("good"));
   ASSERT_GT(bytes.size(), 64u);
-  bytes[18] = static_cast<char>(183);  // e_machine = EM_AARCH64, little endian
+  bytes[18] = static_cast<char>(kForeignMachine);  // e_machine, little endian
   bytes[19] = 0;
-  std::string path = write_temp("libaarch64.so", bytes);
-  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr("AArch64")));
+  std::string path = write_temp("libforeign_machine.so", bytes);
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr(kForeignMachineError)));
+}
+
+// A real shared object built for the other architecture (ctest's loader_foreign_plugin gives it:
+// the x86_64 build's kernels_optimized to the aarch64 build under qemu) is refused before dlopen.
+TEST(ForeignPlugin, BuiltForAnotherMachineIsRefusedBeforeDlopen) {
+  const char* path = std::getenv("ETRT_FOREIGN_PLUGIN");
+  ASSERT_TRUE(path != nullptr && *path != '\0') << "ETRT_FOREIGN_PLUGIN: a plugin built for another architecture";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  EXPECT_THAT(load_error(path), AllOf(HasSubstr(path), HasSubstr(kForeignMachineError)));
+  EXPECT_THAT(reason_recorded_for(path), HasSubstr(kForeignMachineError));
+  EXPECT_TRUE(mapped_files_containing(fs::weakly_canonical(path).string()).empty());  // never mapped
+  // The native plugins still load in the same process.
+  EXPECT_EQ(load_error(plugin_path("good")), "");
 }
 
 TEST(LoaderErrors, ThirtyTwoBitElf) {

@@ -172,6 +172,49 @@ TEST(PthreadpoolShim, EveryEntryPointCoversItsSpaceExactlyOnce) {
   EXPECT_EQ(g_parallel_for_calls.load() - before, 12) << "every call goes through the host's parallel_for";
 }
 
+// The _with_uarch forms (Debian's arm64 libXNNPACK calls them): the same spaces, every task given
+// the caller's default uarch index (the shim cannot tell core types apart).
+struct UarchGrid {
+  Grid grid;
+  std::atomic<int> other_uarch{0};
+  void mark(uint32_t uarch, Index start, Index extent) {
+    other_uarch += uarch != 7;
+    grid.mark_box(start, extent);
+  }
+};
+
+TEST(PthreadpoolShim, WithUarchFormsCoverTheirSpaceWithTheDefaultUarch) {
+  Host host;
+  pthreadpool_t pool = &host.handle;
+  const Index r{5, 4, 3, 7, 1, 1};
+  {
+    UarchGrid g{Grid({r[0], r[1], 1, 1, 1, 1})};
+    pthreadpool_parallelize_2d_tile_2d_with_uarch(pool, +[](void* c, uint32_t u, size_t i, size_t j, size_t ti, size_t tj) {
+      static_cast<UarchGrid*>(c)->mark(u, {i, j, 0, 0, 0, 0}, {ti, tj, 1, 1, 1, 1});
+    }, &g, 7, 9, r[0], r[1], 2, 3, 0);
+    EXPECT_EQ(g.grid.wrong(), 0u) << "2d_tile_2d_with_uarch";
+    EXPECT_EQ(g.other_uarch.load(), 0);
+  }
+  {
+    UarchGrid g{Grid({r[0], r[1], r[2], 1, 1, 1})};
+    pthreadpool_parallelize_3d_tile_2d_with_uarch(pool, +[](void* c, uint32_t u, size_t i, size_t j, size_t k, size_t tj,
+                                                           size_t tk) {
+      static_cast<UarchGrid*>(c)->mark(u, {i, j, k, 0, 0, 0}, {1, tj, tk, 1, 1, 1});
+    }, &g, 7, 9, r[0], r[1], r[2], 3, 2, 0);
+    EXPECT_EQ(g.grid.wrong(), 0u) << "3d_tile_2d_with_uarch";
+    EXPECT_EQ(g.other_uarch.load(), 0);
+  }
+  {
+    UarchGrid g{Grid({r[0], r[1], r[2], r[3], 1, 1})};
+    pthreadpool_parallelize_4d_tile_2d_with_uarch(pool, +[](void* c, uint32_t u, size_t i, size_t j, size_t k, size_t l,
+                                                           size_t tk, size_t tl) {
+      static_cast<UarchGrid*>(c)->mark(u, {i, j, k, l, 0, 0}, {1, 1, tk, tl, 1, 1});
+    }, &g, 7, 9, r[0], r[1], r[2], r[3], 2, 5, 0);
+    EXPECT_EQ(g.grid.wrong(), 0u) << "4d_tile_2d_with_uarch";
+    EXPECT_EQ(g.other_uarch.load(), 0);
+  }
+}
+
 TEST(PthreadpoolShim, NullOrForeignPoolRunsInlineAndEmptyRangesRunNothing) {
   Host host;
   pthreadpool foreign{0x1234, &host.api};

@@ -339,6 +339,10 @@ TEST_F(RealLibraryTest, WrongMachine) {
   put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_machine), EM_AARCH64);
 #if defined(__x86_64__)
   expect_error(b, "built for AArch64 (e_machine 183), this host is x86-64 (e_machine 62)");
+#elif defined(__aarch64__)
+  ASSERT_TRUE(inspect_elf(b.data(), b.size()).ok);  // the host's own machine
+  put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_machine), EM_X86_64);
+  expect_error(b, "built for x86-64 (e_machine 62), this host is AArch64 (e_machine 183)");
 #endif
   put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_machine), EM_RISCV);
   expect_error(b, "built for RISC-V (e_machine 243)");

@@ -193,7 +193,10 @@ et_error* half_call(void* user_data, et_exec_context* context, et_value* const* 
 }
 
 #if ET_ABI_TARGET_MINOR >= 4
-// A half call declines to prepare (the kernel's plan is for its own dtypes); the host then calls half_call.
+// A half call declines to prepare (the kernel's plan is for its own dtypes); the host then calls half_call for it.
+// A prepared instruction runs the kernel's own run_prepared, without a scan: its plan holds only for the very
+// tensors it was made for, whose dtypes cannot change; another tensor takes the kernel's generic path, which
+// checks dtypes.
 et_error* half_prepare(void* user_data, et_value* const* args, size_t nargs, void** out_state) noexcept {
   const KernelDef& def = *static_cast<const KernelDef*>(user_data);
   if (has_half(args, nargs)) {
@@ -201,12 +204,6 @@ et_error* half_prepare(void* user_data, et_value* const* args, size_t nargs, voi
     return nullptr;
   }
   return def.prepare(user_data, args, nargs, out_state);
-}
-et_error* half_run_prepared(void* user_data, void* state, et_exec_context* context, et_value* const* args,
-                            size_t nargs) noexcept {
-  const KernelDef& def = *static_cast<const KernelDef*>(user_data);
-  if (!has_half(args, nargs)) [[likely]] return def.run_prepared(user_data, state, context, args, nargs);
-  return call_in_float(def, context, args, nargs);  // a value replaced by a half one since prepare
 }
 #endif
 
@@ -223,7 +220,7 @@ et_error* register_with_half(const etrt::plugin::Host& host_, std::span<const Ke
     if (half_computed_in_float(def.name)) {
       kernel.fn = half_call;
 #if ET_ABI_TARGET_MINOR >= 4
-      if (def.prepare != nullptr) kernel.prepare = half_prepare, kernel.run_prepared = half_run_prepared;
+      if (def.prepare != nullptr) kernel.prepare = half_prepare;
 #endif
     }
     ETRT_TRY(host_.api()->register_kernel(host_.self(), &kernel));

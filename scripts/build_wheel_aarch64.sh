@@ -9,11 +9,7 @@
 #   scripts/build_wheel_aarch64.sh [out-dir] [work-dir]   (defaults dist-aarch64/, build-aarch64-wheel/)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$(mkdir -p "${1:-$ROOT/dist-aarch64}" && cd "${1:-$ROOT/dist-aarch64}" && pwd)
-WORK=$(mkdir -p "${2:-$ROOT/build-aarch64-wheel}" && cd "${2:-$ROOT/build-aarch64-wheel}" && pwd)
-PYTHON=${PYTHON:-python3}
-START=$SECONDS
-step() { echo "==> [build_wheel_aarch64 $((SECONDS - START))s] $*"; }
+source "$ROOT/scripts/wheel_common.sh" build_wheel_aarch64 "$ROOT/dist-aarch64" "$ROOT/build-aarch64-wheel" "$@"
 
 SYSROOT=$(bash "$ROOT/scripts/aarch64_sysroot.sh")
 PY_MINOR=$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
@@ -31,17 +27,13 @@ step "wheel for linux_aarch64, cpython-$PY_TAG (CMake build directory $WORK/cmak
 # unless PYTHON_MODULE_EXTENSION is given), not from this (x86_64) interpreter;
 # Debian's pyconfig.h picks the arm64 one from <aarch64-linux-gnu/python3.11/pyconfig.h>.
 _PYTHON_HOST_PLATFORM=linux-aarch64 SETUPTOOLS_EXT_SUFFIX=".cpython-$PY_TAG-aarch64-linux-gnu.so" \
-"$PYTHON" -m pip wheel --verbose --no-build-isolation --no-deps -w "$WORK/raw" "$ROOT" \
-  -C build-dir="$WORK/cmake-build" \
+pip_wheel "$ROOT" \
   -C cmake.define.CMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -C cmake.define.ETRT_AARCH64_SYSROOT="$SYSROOT" \
   -C cmake.define.Python_INCLUDE_DIR="$SYSROOT/usr/include/python$PY_MINOR" \
   -C cmake.define.CMAKE_CXX_FLAGS="-isystem $SYSROOT/usr/include" \
   -C cmake.define.PYTHON_MODULE_EXTENSION=".cpython-$PY_TAG-aarch64-linux-gnu.so" \
-  -C cmake.define.pybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" 2>&1 | tee "$WORK/wheel.log" |
-  awk '/^ *\[[0-9]+\/[0-9]+\] / { print "    " $0; fflush() }'
-[ "${PIPESTATUS[0]}" = 0 ] || { tail -50 "$WORK/wheel.log"; echo "building the wheel failed (log: $WORK/wheel.log)"; exit 1; }
-RAW=$(ls "$WORK"/raw/etrt-*.whl)
+  -C cmake.define.pybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)"
 
 step "every ELF file in $(basename "$RAW") is AArch64"
 "$PYTHON" - "$RAW" "$PY_TAG" <<'PY'
@@ -63,10 +55,7 @@ print(f"    extensions: {', '.join(extensions)}")
 sys.exit(1 if wrong or elves == 0 or len(extensions) < 2 else 0)
 PY
 
-step "auditwheel repair $(basename "$RAW")"
-auditwheel repair --patcher none --wheel-dir "$WORK/repaired" "$RAW" > "$WORK/repair.log" 2>&1 ||
-  { cat "$WORK/repair.log"; exit 1; }
-WHEEL=$(ls "$WORK"/repaired/etrt-*.whl)
+repair_wheel
 case "$(basename "$WHEEL")" in
   *-cp$PY_TAG-cp$PY_TAG-manylinux_*_aarch64.whl) ;;
   *) echo "build_wheel_aarch64: unexpected tag: $(basename "$WHEEL")" >&2; exit 1 ;;

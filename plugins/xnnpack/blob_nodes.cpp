@@ -91,6 +91,21 @@ if (std::string e_ = (expr); !e_.empty()) return e_
     for (int k = 0; k < count; ++k) TRY(in("input", ids[k]));
     return out(c->output());
   };
+  // Transpose, Reshape and Slice state their rank beside one or two lists (already in list_a, list_b)
+  // that must each have that many entries.
+  auto ranked = [&](const char* kind, const auto* node, const char* list_a_name,
+                    const char* list_b_name) -> std::string {
+    n.flags = node->flags();
+    const uint32_t rank = node->rank();
+    if (rank != n.list_a.size() || (list_b_name && rank != n.list_b.size())) {
+      std::string e = "node " + std::to_string(i) + " (" + kind + "): rank " + std::to_string(rank) + " but " +
+                      std::to_string(n.list_a.size()) + " " + list_a_name;
+      if (list_b_name) e += " and " + std::to_string(n.list_b.size()) + " " + list_b_name;
+      return e;
+    }
+    TRY(in("input", node->input()));
+    return out(node->output());
+  };
   using T = fb::Operation;
   switch (fn->op_type()) {
     case T::Add: return binary(Op::Add, fn->op_as_Add());
@@ -165,36 +180,21 @@ if (std::string e_ = (expr); !e_.empty()) return e_
     case T::Transpose: {
       const fb::Transpose* t = fn->op_as_Transpose();
       n.op = Op::Transpose;
-      n.flags = t->flags();
       n.list_a = to_list(t->permutation());
-      if (t->rank() != n.list_a.size())
-        return "node " + std::to_string(i) + " (Transpose): rank " + std::to_string(t->rank()) +
-               " but the permutation has " + std::to_string(n.list_a.size()) + " entries";
-      TRY(in("input", t->input()));
-      return out(t->output());
+      return ranked("Transpose", t, "permutation entries", nullptr);
     }
     case T::Reshape: {
       const fb::Reshape* r = fn->op_as_Reshape();
       n.op = Op::Reshape;
-      n.flags = r->flags();
       n.list_a = to_list(r->shape());
-      if (r->rank() != n.list_a.size())
-        return "node " + std::to_string(i) + " (Reshape): rank " + std::to_string(r->rank()) +
-               " but the new shape has " + std::to_string(n.list_a.size()) + " entries";
-      TRY(in("input", r->input()));
-      return out(r->output());
+      return ranked("Reshape", r, "new sizes", nullptr);
     }
     case T::Slice: {
       const fb::Slice* s = fn->op_as_Slice();
       n.op = Op::Slice;
-      n.flags = s->flags();
       n.list_a = to_list(s->begins());
       n.list_b = to_list(s->sizes());
-      if (s->rank() != n.list_a.size() || s->rank() != n.list_b.size())
-        return "node " + std::to_string(i) + " (Slice): rank " + std::to_string(s->rank()) + " but " +
-               std::to_string(n.list_a.size()) + " offsets and " + std::to_string(n.list_b.size()) + " sizes";
-      TRY(in("input", s->input()));
-      return out(s->output());
+      return ranked("Slice", s, "offsets", "sizes");
     }
     case T::ConstantPad: {
       const fb::ConstantPad* p = fn->op_as_ConstantPad();

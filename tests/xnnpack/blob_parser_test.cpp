@@ -282,6 +282,24 @@ TEST(XnnpackBlob, NodeOrderAndShapesAreChecked) {
     EXPECT_THAT(parse(g.finish()).error, HasSubstr("is not a permutation"));
   }
   {
+    Builder g;  // the stated rank and the lists' lengths disagree
+    g.num_externals = 2;
+    g.tensor({2, 3}, 0, 0, 1);
+    g.tensor({3, 2}, 1, 1, 2);
+    std::vector<uint32_t> perm = {1, 0};
+    g.node(fb::Operation::Transpose, fb::CreateTransposeDirect(g.b, 3, &perm, 0, 1).Union());
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("node 0 (Transpose): rank 3 but 2 permutation entries"));
+  }
+  {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({4, 4}, 0, 0, 1);
+    g.tensor({2, 2}, 1, 1, 2);
+    std::vector<uint32_t> begins = {0, 0}, sizes = {2, 2, 1};
+    g.node(fb::Operation::Slice, fb::CreateSliceDirect(g.b, 2, &begins, &sizes, 0, 1).Union());
+    EXPECT_THAT(parse(g.finish()).error, HasSubstr("node 0 (Slice): rank 2 but 2 offsets and 3 sizes"));
+  }
+  {
     Builder g;
     g.num_externals = 2;
     g.tensor({2}, 0, 0, 1);

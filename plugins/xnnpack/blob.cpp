@@ -243,6 +243,9 @@ std::string BlobParser::read_quantization(uint32_t index, const fb::TensorValue&
         v.dtype = DType::qcint8;
       } else if (t.element_type() == E::qcint32) {
         v.dtype = DType::qcint32;
+      } else if (t.element_type() == E::qcint4) {
+        v.dtype = DType::qcint4;
+        if (v.dims.size() != 2) return label + ": 4-bit per-channel weights must be 2-D, got " + shape_text(v.dims);
       } else {
         return fail_unsupported(label + " is " + type_text + " with per-channel quantization");
       }
@@ -372,7 +375,7 @@ std::string BlobParser::read_values() {
     if (t->constant_index() != 0) {
       if (v.dtype == DType::qdint8) return value_label(i) + " is dynamically quantized and constant at once";
       if (std::string e = read_constant(i, *t); !e.empty()) return e;
-    } else if (v.dtype == DType::qcint8 || v.dtype == DType::qcint32 || v.dtype == DType::qbint4) {
+    } else if (v.dtype == DType::qcint8 || v.dtype == DType::qcint32 || is_4bit(v.dtype)) {
       return fail_unsupported(value_label(i) + " is " + dtype_name(v.dtype) +
                               " but not constant (per-channel and group-wise values must be weights or biases)");
     }

@@ -323,8 +323,9 @@ std::string BlobParser::check_quantized_nodes() {
       case Op::FullyConnected: {
         DType in = type(n.inputs[0]), w = type(n.inputs[1]), b = type(n.inputs[2]);
         if (in != DType::qdint8) {
-          if (w == DType::qbint4)
-            return fail_unsupported(label + ": 4-bit group-wise weights need dynamically quantized (qdint8) input");
+          if (is_4bit(w))
+            return fail_unsupported(label + ": 4-bit " + dtype_name(w) +
+                                    " weights need dynamically quantized (qdint8) input");
           if (w == DType::qcint8) {  // per-channel static: plugin code
             if (in != DType::qint8 || out != DType::qint8 || (b != DType::qcint32 && n.inputs[2] != kNone))
               return fail_unsupported(label + ": per-channel weights with " + dtype_name(in) + " input, " +
@@ -336,10 +337,10 @@ std::string BlobParser::check_quantized_nodes() {
           }
           break;  // per-tensor: XNNPACK checks the combination when the runtime is built
         }
-        if (w != DType::qcint8 && w != DType::qbint4)
+        if (w != DType::qcint8 && !is_4bit(w))
           return fail_unsupported(label + ": dynamically quantized input with " + dtype_name(w) +
-                                  " weights (qcint8 or qbint4 expected)");
-        if ((w == DType::qcint8 && g->values[n.inputs[1]].channel_dim != 0) || (n.flags & 1u) != 0)
+                                  " weights (qcint8, qcint4 or qbint4 expected)");
+        if ((w != DType::qbint4 && g->values[n.inputs[1]].channel_dim != 0) || (n.flags & 1u) != 0)
           return fail_unsupported(label + ": per-channel weights must be [out, in] with scales per output channel");
         if (b != DType::fp32 || out != DType::fp32)
           return fail_unsupported(label + ": dynamically quantized input needs an fp32 bias and output, got " +
@@ -371,7 +372,7 @@ std::string BlobParser::check_quantized_nodes() {
           return fail_unsupported(label + ": quantized " + op_name(n.op) +
                                   " (this node runs in plugin code, which has no quantized form of it)");
         for (uint32_t v : n.inputs)
-          if (type(v) == DType::qdint8 || type(v) == DType::qbint4)
+          if (type(v) == DType::qdint8 || is_4bit(type(v)))
             return fail_unsupported(label + ": input " + value_label(v) + " is " + dtype_name(type(v)) +
                                     " (only FullyConnected takes it)");
         break;  // XNNPACK validates the rest when the runtime is built

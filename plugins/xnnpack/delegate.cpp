@@ -251,7 +251,7 @@ std::string Delegate::build_runtime(const Plan& plan, size_t s, pthreadpool_t po
             sg, val.dtype == DType::qcint8 ? xnn_datatype_qcint8 : xnn_datatype_qcint32, val.scales.data(),
             dims.size(), val.channel_dim, dims.data(), data, external, flags, id);
       default:
-        return xnn_status_unsupported_parameter;  // qdint8 / qbint4 never reach XNNPACK (plugin code)
+        return xnn_status_unsupported_parameter;  // qdint8 and 4-bit values never reach XNNPACK (plugin code)
     }
   };
   auto value = [&](uint32_t v, std::string* err) -> uint32_t {

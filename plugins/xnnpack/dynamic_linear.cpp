@@ -182,11 +182,7 @@ std::string prepare_one(const Graph& graph, const Node& n, DynamicWeights* out) 
         dst[k] = static_cast<int8_t>(static_cast<int>((src[k / 2] >> (4 * (k % 2))) & 15) - 8);
     }
   }
-  if (w.dtype == DType::qcint8) {
-    out->scales = w.scales;  // one per output channel
-  } else {
-    out->scales = w.scales;  // [out, groups]
-  }
+  out->scales = w.scales;  // one per output channel (qcint8, qcint4) or [out, groups] (qbint4)
   if (out->scales.size() != rows * out->groups) return "weights have " + std::to_string(out->scales.size()) + " scales";
   out->sums.assign(rows * out->groups, 0);
   for (size_t r = 0; r < rows; ++r)

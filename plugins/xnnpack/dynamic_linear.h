@@ -1,7 +1,7 @@
 // FullyConnected nodes Debian's 2022 XNNPACK cannot run, in plugin code (AVX2 where the CPU has it).
 // Dynamically quantized activations, as ExecuTorch's LLM export emits them: the float input is quantized per
 // row to int8 (asymmetric, the scale and zero point from the row's range at run time), multiplied in
-// integers with int8 per-channel or 4-bit group-wise weights, scaled back to float. Static per-channel:
+// integers with int8 or 4-bit per-channel, or 4-bit group-wise weights, scaled back to float. Static per-channel:
 // qint8 in and out with qcint8 weights and qcint32 bias.
 #pragma once
 

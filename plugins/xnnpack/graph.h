@@ -50,10 +50,13 @@ enum class DType : uint8_t {
   qcint32,  // per-channel scales, int32 constants (biases)
   qdint8,   // int8 with per-row scale and zero point computed at run time (dynamic quantization)
   qbint4,   // 4-bit weights with per-group bf16 scales, two per byte (+8 offset), constants only
+  qcint4,   // 4-bit weights with per-channel scales, packed as qbint4, constants only
 };
 
+inline bool is_4bit(DType type) { return type == DType::qbint4 || type == DType::qcint4; }
+
 const char* dtype_name(DType type);
-size_t element_size(DType type);  // bytes per element (qbint4: 1, a byte holds two)
+size_t element_size(DType type);  // bytes per element (4-bit types: 1, a byte holds two)
 // Bytes of a tensor of this type and shape (4-bit rows are padded to whole bytes).
 size_t value_bytes(DType type, const Shape& shape);
 inline bool is_quantized(DType type) { return type != DType::fp32; }
@@ -79,7 +82,7 @@ struct Value {
   DType dtype = DType::fp32;
   float scale = 1.0f;              // per-tensor quantization
   int32_t zero_point = 0;
-  std::vector<float> scales;       // per-channel (qcint8/qcint32) or per-group (qbint4, row-major [out, groups])
+  std::vector<float> scales;       // per-channel (qcint8/qcint32/qcint4) or per-group (qbint4, row-major [out, groups])
   uint32_t channel_dim = 0;        // per-channel: the dim the scales run along
   uint32_t group_size = 0;         // qbint4
   const float* f32() const { return static_cast<const float*>(data); }

@@ -66,6 +66,7 @@ const char* dtype_name(DType type) {
     case DType::qcint32: return "qcint32";
     case DType::qdint8: return "qdint8";
     case DType::qbint4: return "qbint4";
+    case DType::qcint4: return "qcint4";
   }
   return "?";
 }
@@ -78,7 +79,7 @@ size_t element_size(DType type) {
 }
 
 size_t value_bytes(DType type, const Shape& shape) {
-  if (type != DType::qbint4 || shape.empty()) return numel(shape) * element_size(type);
+  if (!is_4bit(type) || shape.empty()) return numel(shape) * element_size(type);
   size_t inner = shape.back();
   return numel(shape) / inner * ((inner + 1) / 2);
 }

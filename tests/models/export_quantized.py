@@ -2,8 +2,8 @@
 examples/xnnpack/aot_compiler.py --quantize does (XNNPACKQuantizer,
 prepare_pt2e, calibration, convert_pt2e, to_edge_transform_and_lower with the
 XnnpackPartitioner), plus the dynamically quantized linear layers of the LLM
-export (8-bit dynamic activations; 8-bit per-channel or 4-bit group-wise
-weights).
+export (8-bit dynamic activations; 8-bit per-channel, 4-bit per-channel or
+4-bit group-wise weights).
 
     python3 tests/models/export_quantized.py --out tests/models/generated_q [--only NAME ...]
 
@@ -94,14 +94,16 @@ def static_quantize(model, inputs, per_channel):
     return convert_pt2e(prepared)
 
 
-def dynamic_quantize(model, inputs):
-    """8-bit dynamic activations, 8-bit per-channel weights (aot_compiler's DYNAMIC_PER_CHANNEL)."""
+def dynamic_quantize(model, inputs, weight_bits=8):
+    """8-bit dynamic activations, per-channel weights: 8-bit (aot_compiler's DYNAMIC_PER_CHANNEL) or 4-bit
+    (the quantizer's weight range [-8, 7], which ExecuTorch serializes as qcint4)."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer, get_symmetric_quantization_config)
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     module = torch.export.export(model, inputs, strict=False).module()
     quantizer = XNNPACKQuantizer()
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
+    weight_range = {} if weight_bits == 8 else {"weight_qmin": -8, "weight_qmax": 7}
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True, **weight_range))
     prepared = prepare_pt2e(module, quantizer)
     prepared(*inputs)
     return convert_pt2e(prepared)
@@ -135,6 +137,10 @@ def build(name):
         model = Mlp().eval()
         inputs = (torch.randn(4, 64),)
         return dynamic_quantize(model, inputs), inputs
+    if name == "q_dynamic_linear_4bit_per_channel":
+        model = Mlp(64, 128, 32).eval()
+        inputs = (torch.randn(4, 64),)
+        return dynamic_quantize(model, inputs, weight_bits=4), inputs
     if name == "q_dynamic_linear_4bit":
         model = groupwise_4bit(Mlp(64, 128, 32).eval())
         inputs = (torch.randn(4, 64),)
@@ -143,7 +149,7 @@ def build(name):
 
 
 MODELS = ["q_linear", "q_add", "q_add_mul", "q_conv_pool_concat", "q_conv_linear_per_tensor",
-          "q_dynamic_linear", "q_dynamic_linear_4bit"]
+          "q_dynamic_linear", "q_dynamic_linear_4bit", "q_dynamic_linear_4bit_per_channel"]
 
 
 def lower(model, inputs):

@@ -404,7 +404,7 @@ TEST(XnnpackBlobQuantized, BadParametersAreNamed) {
 Builder dynamic_linear(fb::ElementType weight_type, bool convert_to_dynamic = true) {
   Builder g;
   g.num_externals = 2;
-  bool four_bit = weight_type == fb::ElementType::qbint4;
+  bool four_bit = weight_type == fb::ElementType::qbint4 || weight_type == fb::ElementType::qcint4;
   uint32_t w = g.bytes_constant(std::vector<uint8_t>(four_bit ? 4 * 16 : 4 * 32, 0x19));
   uint32_t bias = g.inline_constant(std::vector<float>(4, 1.0f));
   g.tensor({3, 32}, 0, 0, 1);
@@ -413,7 +413,7 @@ Builder dynamic_linear(fb::ElementType weight_type, bool convert_to_dynamic = tr
                 fb::Quantization::PerTokenDynamic);
   else
     g.per_tensor({3, 32}, 1, fb::ElementType::qint8, 0.1f, 0);
-  if (four_bit) {
+  if (weight_type == fb::ElementType::qbint4) {
     std::vector<uint8_t> bf16_scales;
     for (int k = 0; k < 8; ++k) bf16_scales.insert(bf16_scales.end(), {0x00, 0x3f});  // 0.5 as bf16
     uint32_t scales = g.bytes_constant(bf16_scales);
@@ -430,7 +430,7 @@ Builder dynamic_linear(fb::ElementType weight_type, bool convert_to_dynamic = tr
 }
 
 TEST(XnnpackBlobQuantized, DynamicLinearFoldsItsConvert) {
-  for (fb::ElementType type : {fb::ElementType::qcint8, fb::ElementType::qbint4}) {
+  for (fb::ElementType type : {fb::ElementType::qcint8, fb::ElementType::qbint4, fb::ElementType::qcint4}) {
     Parsed p = parse(dynamic_linear(type).finish());
     ASSERT_EQ(p.error, "") << fb::EnumNameElementType(type);
     ASSERT_EQ(p.graph.nodes.size(), 1u);
@@ -441,12 +441,18 @@ TEST(XnnpackBlobQuantized, DynamicLinearFoldsItsConvert) {
   Parsed four = parse(dynamic_linear(fb::ElementType::qbint4).finish());
   EXPECT_EQ(four.graph.values[2].group_size, 16u);
   EXPECT_EQ(four.graph.values[2].scales, std::vector<float>(8, 0.5f));
+  Parsed per_channel = parse(dynamic_linear(fb::ElementType::qcint4).finish());
+  EXPECT_EQ(per_channel.graph.values[2].dtype, etrt::xnn::DType::qcint4);
+  EXPECT_EQ(per_channel.graph.values[2].scales, std::vector<float>(4, 0.25f));
 }
 
 TEST(XnnpackBlobQuantized, FourBitWeightsNeedDynamicInput) {
-  Parsed p = parse(dynamic_linear(fb::ElementType::qbint4, /*convert_to_dynamic=*/false).finish());
-  EXPECT_TRUE(p.unsupported);
-  EXPECT_THAT(p.error, HasSubstr("4-bit group-wise weights need dynamically quantized (qdint8) input"));
+  for (fb::ElementType type : {fb::ElementType::qbint4, fb::ElementType::qcint4}) {
+    Parsed p = parse(dynamic_linear(type, /*convert_to_dynamic=*/false).finish());
+    EXPECT_TRUE(p.unsupported);
+    EXPECT_THAT(p.error, HasSubstr(std::string("4-bit ") + fb::EnumNameElementType(type) +
+                                   " weights need dynamically quantized (qdint8) input"));
+  }
 }
 
 TEST(XnnpackBlob, DamagedBlobsNeverCrash) {

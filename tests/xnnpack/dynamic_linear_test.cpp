@@ -77,11 +77,13 @@ Graph one_linear(Op op, size_t rows, size_t in, size_t out) {
   return g;
 }
 
-// Group sizes that are and are not a multiple of the 16-wide AVX2 step (vector and scalar paths).
+// Group sizes that are and are not a multiple of the 16-wide AVX2 step (vector and scalar paths); 0 stands
+// for per-channel 4-bit weights (qcint4: one scale per output channel, no group size in the value).
 class FourBit : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(FourBit, GroupWiseLinearMatchesReference) {
-  const size_t rows = 3, in = 96, out = 5, group = GetParam(), groups = in / group;
+  const bool per_channel = GetParam() == 0;
+  const size_t rows = 3, in = 96, out = 5, group = per_channel ? in : GetParam(), groups = in / group;
   std::mt19937 rng(11);
   Graph g = one_linear(Op::DynamicFullyConnected, rows, in, out);
   std::vector<int8_t> w = random_int8(rng, out * in, -8, 7);
@@ -92,10 +94,10 @@ TEST_P(FourBit, GroupWiseLinearMatchesReference) {
   for (float& s : scales) s = 0.01f + std::fabs(real(rng)) * 0.1f;
   for (float& b : bias) b = real(rng);
   for (float& v : x) v = real(rng) * 3.0f;
-  g.values[1].dtype = DType::qbint4;
+  g.values[1].dtype = per_channel ? DType::qcint4 : DType::qbint4;
   g.values[1].data = packed.data();
   g.values[1].scales = scales;
-  g.values[1].group_size = group;
+  if (!per_channel) g.values[1].group_size = group;
   g.values[2].data = bias.data();
   PreparedWeights prepared;
   ASSERT_EQ(prepare_plugin_weights(g, &prepared), "");
@@ -121,7 +123,7 @@ TEST_P(FourBit, GroupWiseLinearMatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(XnnpackQuantizedKernels, FourBit, ::testing::Values(8, 32, 96));
+INSTANTIATE_TEST_SUITE_P(XnnpackQuantizedKernels, FourBit, ::testing::Values(8, 32, 96, 0));
 
 TEST(XnnpackQuantizedKernels, PerChannelStaticLinearRequantizes) {
   const size_t rows = 2, in = 37, out = 6;

@@ -68,24 +68,23 @@ void ThreadPool::create_locked(size_t threads) {
   workers_.reset();  // joins the old workers (no run is in flight: we hold the lock exclusively)
   workers_ = std::make_unique<WorkerPool>(threads);
   threads_ = workers_->threads();
+  published_threads_.store(threads_, std::memory_order_release);
   lease_handle_.magic = ETRT_PTHREADPOOL_HANDLE_MAGIC;
   lease_handle_.host = et_host_api_get();
 }
 
 void ThreadPool::ensure_created() {
-  {
-    std::shared_lock lock(mutex_);
-    if (created_) return;
-  }
+  if (published_threads_.load(std::memory_order_acquire) != 0) return;
   std::unique_lock lock(mutex_);
   if (!created_) create_locked(default_thread_count());
 }
 
 size_t ThreadPool::size() {
+  // A concurrent resize may replace the pool right after this read, with or without a lock: callers size
+  // their work with it, and parallel_for splits by the pool it actually runs on.
+  if (size_t threads = published_threads_.load(std::memory_order_acquire)) return threads;
   ensure_created();
-  if (lease_depth > 0 || region_depth > 0) return threads_;  // the pool cannot change under us
-  std::shared_lock lock(mutex_);
-  return threads_;
+  return published_threads_.load(std::memory_order_acquire);
 }
 
 et_error* ThreadPool::resize(size_t threads) {

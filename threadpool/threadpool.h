@@ -5,6 +5,7 @@
 // handle etrt's pthreadpool shim accepts (pthreadpool_handle.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,6 +41,9 @@ class ThreadPool {
   bool created_ = false;
   std::unique_ptr<WorkerPool> workers_;
   size_t threads_ = 1;
+  // threads_ published for size() and ensure_created() without the lock (kernels ask on every call; a
+  // shared lock costs ~100 instructions); 0 until the pool exists.
+  std::atomic<size_t> published_threads_{0};
   uint64_t generation_ = 0;
   pthreadpool lease_handle_{};  // what a "pthreadpool" lease hands out
 };

@@ -105,14 +105,19 @@ class Scratch {
   ~Scratch() {
     if (ptr_ != nullptr) host.api()->free(ptr_);  // most calls never allocate: no call into the host then
   }
+  // Frees what an earlier get returned. Small buffers (a reduction's few results, a broadcast scalar) live in
+  // the object itself: an allocation and a free cost ~450 instructions, more than a small operator's work.
   void* get(size_t bytes) {
     if (ptr_ != nullptr) host.api()->free(ptr_);
-    ptr_ = host.api()->alloc(bytes == 0 ? 1 : bytes, 64);
+    ptr_ = nullptr;
+    if (bytes <= sizeof(inline_)) return inline_;
+    ptr_ = host.api()->alloc(bytes, 64);
     return ptr_;
   }
 
  private:
   void* ptr_ = nullptr;
+  alignas(64) unsigned char inline_[256];
 };
 
 // ------------------------------------------------------------ strided loops

@@ -5,6 +5,9 @@ at 1 and 2 threads. Not a test; prints a table.
     ETRT_BUILD_DIR=build python3 tests/xnnpack/bench_xnnpack.py [--iterations N] [--rounds R] [--quantized]
 
 --quantized: the quantized programs of tests/models/generated_q (export_quantized.py) instead.
+--zoo DIR: ExecuTorch's example models as tests/models/zoo/zoo.py exported them into DIR (its --out,
+/tmp/etrt_zoo by default): every DIR/<model>/xnnpack*/model.pte with its input_<i>.npy files, except
+programs taking bfloat16 inputs (bfloat16.json).
 --rounds: the two runtimes alternate R times per thread count (fresh processes each time); the table shows
 the median over rounds.
 
@@ -25,11 +28,15 @@ SOURCE = Path(__file__).resolve().parents[2]
 MODELS = SOURCE / "tests" / "models" / "generated"
 QUANTIZED_MODELS = SOURCE / "tests" / "models" / "generated_q"
 QUANTIZED = "--quantized" in sys.argv
+ZOO = Path(sys.argv[sys.argv.index("--zoo") + 1]) if "--zoo" in sys.argv else None
 sys.path.insert(0, str(SOURCE / "tests" / "support"))
 import etrt_ctypes  # noqa: E402
 
 
 def arrays(path):
+    if path.is_dir():  # a zoo program's directory: input_0.npy, input_1.npy, ...
+        count = len(list(path.glob("input_*.npy")))
+        return [np.load(path / f"input_{i}.npy") for i in range(count)]
     with np.load(path) as data:
         return [data[f"input_{i}"] for i in range(len(data.files))]
 
@@ -76,6 +83,12 @@ def etrt_runner(etrt, method, inputs):
 
 
 def cases():
+    """(name, method, directory holding xnnpack.pte or model.pte, inputs file or directory) per program."""
+    if ZOO is not None:  # programs with bfloat16 inputs are left out: NumPy (and so the etrt runner) has no bfloat16
+        return [(f"{pte.parent.parent.name}/{pte.parent.name}", "forward", pte.parent, ".")
+                for pte in sorted(ZOO.glob("*/xnnpack*/model.pte"))
+                if not json.loads((pte.parent / "bfloat16.json").read_text() if (pte.parent / "bfloat16.json").exists()
+                                  else "[]")]
     if QUANTIZED:
         index = json.loads((QUANTIZED_MODELS / "index.json").read_text())["models"]
         return [(name, "forward", QUANTIZED_MODELS / m["dir"], "inputs.npz") for name, m in sorted(index.items())]
@@ -92,12 +105,16 @@ def cases():
     return found
 
 
+def program_file(d):
+    return d / "model.pte" if ZOO is not None else d / "xnnpack.pte"
+
+
 def bench_etrt(threads, iterations):
     etrt = etrt_ctypes.Library()
     etrt.set_num_threads(threads)
     out = {}
     for name, method_name, d, inputs_file in cases():
-        program = etrt.load_program(d / "xnnpack.pte")
+        program = etrt.load_program(program_file(d))
         method = program.load_method(method_name)
         out[name] = median_us(etrt_runner(etrt, method, arrays(d / inputs_file)), iterations)
         del method, program
@@ -112,7 +129,7 @@ def bench_executorch(threads, iterations):
     runtime = Runtime.get()
     out = {}
     for name, method_name, d, inputs_file in cases():
-        program = runtime.load_program(str(d / "xnnpack.pte"))
+        program = runtime.load_program(str(program_file(d)))
         method = program.load_method(method_name)
         inputs = [torch.from_numpy(a) for a in arrays(d / inputs_file)]
         out[name] = median_us(lambda: method.execute(inputs), iterations)
@@ -126,6 +143,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--quantized", action="store_true")
+    parser.add_argument("--zoo", metavar="DIR")
     args = parser.parse_args()
     if args.child:  # one runtime per process: two spinning pools would fight over the cores
         fn = bench_etrt if args.child == "etrt" else bench_executorch
@@ -137,16 +155,17 @@ def main():
         for threads in (1, 2):
             for runtime in ("etrt", "executorch"):
                 proc = subprocess.run([sys.executable, __file__, "--child", runtime, "--threads", str(threads),
-                                       "--iterations", str(args.iterations)] + (["--quantized"] if QUANTIZED else []),
+                                       "--iterations", str(args.iterations)] + (["--quantized"] if QUANTIZED else []) +
+                                      (["--zoo", args.zoo] if args.zoo else []),
                                       capture_output=True, text=True, check=True)
                 rounds.setdefault((runtime, threads), []).append(json.loads(proc.stdout.strip().splitlines()[-1]))
     results = {key: {name: float(np.median([r[name] for r in runs])) for name in runs[0]}
                for key, runs in rounds.items()}
-    print(f"{'program':22} {'etrt 1T':>9} {'ET 1T':>9} {'ratio':>6} {'etrt 2T':>9} {'ET 2T':>9} {'ratio':>6}   (median us)")
+    print(f"{'program':30} {'etrt 1T':>9} {'ET 1T':>9} {'ratio':>6} {'etrt 2T':>9} {'ET 2T':>9} {'ratio':>6}   (median us)")
     for name, *_ in cases():
         a1, b1 = results[("etrt", 1)][name], results[("executorch", 1)][name]
         a2, b2 = results[("etrt", 2)][name], results[("executorch", 2)][name]
-        print(f"{name:22} {a1:>9.1f} {b1:>9.1f} {a1 / b1:>6.2f} {a2:>9.1f} {b2:>9.1f} {a2 / b2:>6.2f}")
+        print(f"{name:30} {a1:>9.1f} {b1:>9.1f} {a1 / b1:>6.2f} {a2:>9.1f} {b2:>9.1f} {a2 / b2:>6.2f}")
     for threads in (1, 2):
         ratios = [results[("etrt", threads)][n] / results[("executorch", threads)][n] for n, *_ in cases()]
         print(f"geometric mean etrt/ExecuTorch at {threads} thread(s): {float(np.exp(np.mean(np.log(ratios)))):.2f}")

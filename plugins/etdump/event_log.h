@@ -77,7 +77,14 @@ struct RunBlock {
 
 class EventLog {
  public:
-  EventLog() { strings_.emplace_back(); }
+  // Room for a few hundred runs of a small method before anything grows (a
+  // reallocation copies every record so far: not while a run is measured).
+  EventLog() {
+    strings_.emplace_back();
+    blocks_.reserve(256);
+    events_.reserve(4096);
+    profiles_.reserve(4096);
+  }
 
   NameId intern(std::string_view text);
   // intern() for a C string the caller passes again and again at one address

@@ -4,14 +4,16 @@
 // reads instead of two clock_gettime calls (~50 instructions each).
 //
 // Calibration: a (ticks, ns) pair read when the first session opens is the
-// origin; each traced run reads another pair at its start, which anchors the
-// run (its start is an exact monotonic reading) and gives the rate (ns per tick
-// over the time since the origin). Spans are therefore on the time base of
+// origin; a run that starts more than 1 ms after the last anchor reads another
+// pair, which anchors the readings after it and gives the rate (ns per tick
+// over the time since the origin; the error of a reading is the rate's error,
+// parts per million, times the time since its anchor). Spans are therefore on the time base of
 // trace_clock_ns, which delegates read for the spans they report: a delegate
 // call's own boundaries are exact readings too (they re-anchor), so its events
-// nest in it. Until 10 ms have passed since the origin the rate is not trusted
-// and the run reads clock_gettime directly; so does a machine without an
-// invariant TSC (cpuid 0x80000007 EDX bit 8) or another architecture.
+// nest in it. The first session of a process waits until 1 ms has passed since
+// the origin (a run before that would read clock_gettime directly, as does a
+// machine without an invariant TSC, cpuid 0x80000007 EDX bit 8, or another
+// architecture).
 #pragma once
 
 #include <time.h>
@@ -49,12 +51,21 @@ inline uint64_t read_ticks() {
 // TSC; aarch64: always, by the architecture); false elsewhere.
 bool tick_counter_usable();
 
-// One run's clock; owned by the run's thread except worker_now(), which pool
-// threads may call concurrently (it reads only what start() wrote before the run).
+// A session's clock, used by one run at a time (the session's run lock) except
+// worker_now(), which pool threads may call concurrently during a run (it reads
+// only what was written before the work was split).
 class TraceClock {
  public:
-  // Anchors at a fresh (ticks, ns) pair; returns that exact reading.
-  uint64_t start();
+  // A run begins: re-anchors at a fresh (ticks, ns) pair, and re-computes the
+  // rate, when the last anchor is more than ~1 ms old (else converts, ~10
+  // instructions instead of a clock_gettime); returns the run's start.
+  uint64_t start() {
+    if (ns_per_tick_ > 0) {
+      uint64_t ticks = read_ticks();
+      if (ticks - anchor_ticks_ < reanchor_ticks_) return monotone(converted(ticks));
+    }
+    return reanchor();
+  }
   // Now in monotonic ns, never earlier than the previous reading of this run.
   uint64_t now() { return monotone(converted(read_ticks())); }
   // An exact clock_gettime reading that also re-anchors (delegate boundaries).
@@ -67,7 +78,9 @@ class TraceClock {
   uint64_t converted(uint64_t ticks) const {
     if (ns_per_tick_ <= 0) return trace_now_ns();  // uncalibrated: the clock itself
     if (ticks <= anchor_ticks_) return anchor_ns_;
-    return anchor_ns_ + static_cast<uint64_t>(static_cast<double>(ticks - anchor_ticks_) * ns_per_tick_);
+    // Signed conversions: one instruction each (the unsigned ones branch); a delta fits in 63 bits.
+    auto delta = static_cast<int64_t>(ticks - anchor_ticks_);
+    return anchor_ns_ + static_cast<uint64_t>(static_cast<int64_t>(static_cast<double>(delta) * ns_per_tick_));
   }
   uint64_t monotone(uint64_t ns) {
     if (ns < last_ns_) return last_ns_;
@@ -75,12 +88,16 @@ class TraceClock {
     return ns;
   }
 
-  uint64_t anchor_ticks_ = 0, anchor_ns_ = 0, last_ns_ = 0;
+  uint64_t reanchor();
+
+  uint64_t anchor_ticks_ = 0, anchor_ns_ = 0, last_ns_ = 0, reanchor_ticks_ = 0;
   double ns_per_tick_ = 0;  // 0: read clock_gettime directly
 };
 
-// Takes the calibration origin if not taken yet (when a session opens, so the
-// first runs are already some time away from it).
+// Takes the calibration origin if not taken yet.
 void trace_clock_origin();
+// Takes the origin and waits until a rate can be trusted (at most 1 ms, once per
+// process): a session opening calls it, so every traced run is calibrated.
+void trace_clock_calibrate();
 
 }  // namespace etrt

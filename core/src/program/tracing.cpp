@@ -31,7 +31,7 @@ struct ChunkContext {
 
 void traced_chunk(void* context, size_t begin, size_t end) {
   auto* chunk = static_cast<ChunkContext*>(context);
-  const TraceClock& clock = chunk->call->clock;
+  const TraceClock& clock = *chunk->call->clock;
   uint64_t start = clock.worker_now();
   chunk->body(chunk->context, begin, end);
   WorkerSpan span{start, clock.worker_now(), std::this_thread::get_id() == chunk->caller ? 0u : worker_track()};

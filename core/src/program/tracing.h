@@ -50,6 +50,8 @@ class TraceSession {
   }
   // A copy of `name` that lives as long as this session (freed after session_destroy).
   const char* keep_name(const std::string& name);
+  // The runs' clock: used under run_mutex().
+  TraceClock& clock() { return clock_; }
   bool records_values() const { return tracer_.session_value != nullptr && debug_buffer_size_ > 0; }
   void value(const et_trace_event& event, const et_value& value, bool is_method_output) {
     tracer_.session_value(session_, &event, &value, is_method_output ? 1 : 0);
@@ -63,6 +65,7 @@ class TraceSession {
   void* session_ = nullptr;
   size_t debug_buffer_size_ = 0;
   std::mutex run_mutex_;
+  TraceClock clock_;
   std::mutex names_mutex_;
   std::unordered_set<std::string> names_;  // keep_name(); node-based, so the texts never move
 };
@@ -79,7 +82,7 @@ struct TracedCall {
   TraceSession* session = nullptr;
   TracedCall** thread_slot = nullptr;  // current_traced_call() of the method's thread, looked up once per run
   size_t pool_threads = 0;              // the pool's size, asked once per run when work is split (0: not yet)
-  TraceClock clock;                     // this run's clock (trace_clock.h)
+  TraceClock* clock = nullptr;           // the session's (trace_clock.h)
   et_trace_event event{};  // the instruction's event (kind, name, ids, plugin)
   std::mutex worker_mutex;
   std::vector<WorkerSpan> worker_spans;

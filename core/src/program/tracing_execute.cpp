@@ -41,9 +41,10 @@ et_error* Method::execute_traced() {
   TracedCall traced;
   traced.session = session.get();
   traced.thread_slot = &current_traced_call();
+  traced.clock = &session->clock();
   et_exec_context context{name_.c_str(), 0, &scratch_, &traced};
   et_trace_event event = method_event(trace_method_name_);
-  event.timestamp_ns = traced.clock.start();
+  event.timestamp_ns = traced.clock->start();
   session->begin(event);
   traced.event = method_event(trace_method_name_);  // call_traced sets kind, name, ids, plugin per instruction
   et_error* error = run_chains<true>(&context);
@@ -51,7 +52,7 @@ et_error* Method::execute_traced() {
     traced.event = method_event(trace_method_name_);
     for (int32_t output : outputs_) session->value(traced.event, values_[output].value, true);
   }
-  event.timestamp_ns = traced.clock.now();
+  event.timestamp_ns = traced.clock->now();
   session->end(event);
   return error;
 }
@@ -66,14 +67,14 @@ et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_ex
   event.plugin = instr.trace_plugin;
   // A delegate's own events are exact clock readings: its bounds are read exactly too, so they nest.
   const bool exact = instr.kind == Kind::Delegate;
-  uint64_t start = exact ? traced.clock.exact_now() : traced.clock.now();
+  uint64_t start = exact ? traced.clock->exact_now() : traced.clock->now();
   et_error* error = nullptr;
   if (instr.kind != Kind::Folded) {
     *traced.thread_slot = &traced;
     error = call(instr, context);
     *traced.thread_slot = nullptr;
   }
-  uint64_t end = exact ? traced.clock.exact_now() : traced.clock.now();
+  uint64_t end = exact ? traced.clock->exact_now() : traced.clock->now();
   traced.flush_worker_spans();
   traced.session->span(event, start, end);
   if (error == nullptr && traced.session->records_values()) trace_outputs(instr, traced);

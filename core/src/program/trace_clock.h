@@ -1,5 +1,5 @@
 // The clock of traced runs: the CPU's tick counter (x86 TSC, aarch64 virtual
-// counter) read once per instruction boundary and turned into CLOCK_MONOTONIC
+// counter) read at each instruction's start and end, turned into CLOCK_MONOTONIC
 // nanoseconds with a calibration, so an instruction's span costs two counter
 // reads instead of two clock_gettime calls (~50 instructions each).
 //
@@ -7,8 +7,8 @@
 // origin; a run that starts more than 1 ms after the last anchor reads another
 // pair, which anchors the readings after it and gives the rate (ns per tick
 // over the time since the origin; the error of a reading is the rate's error,
-// parts per million, times the time since its anchor). Spans are therefore on the time base of
-// trace_clock_ns, which delegates read for the spans they report: a delegate
+// parts per million, times the time since its anchor). Spans are therefore on
+// the time base of trace_clock_ns, which delegates read for the spans they report: a delegate
 // call's own boundaries are exact readings too (they re-anchor), so its events
 // nest in it. The first session of a process waits until 1 ms has passed since
 // the origin (a run before that would read clock_gettime directly, as does a

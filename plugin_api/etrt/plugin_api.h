@@ -36,6 +36,10 @@
  *   1.4  prepared kernels: a kernel descriptor gains prepare, run_prepared and
  *        release, so work that depends only on an instruction's arguments
  *        (broadcast plans, strides, loop shapes) is done once at method load.
+ *   1.5  whole spans: a tracer's descriptor gains session_span (an
+ *        instruction's span in one call, its names kept by the host until
+ *        session_destroy, so a tracer may store the pointers and read the text
+ *        only when a result is fetched).
  *
  * Required and optional
  *   Every function pointer below is marked. [required]: the host refuses a
@@ -67,7 +71,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define ET_ABI_MAJOR 1
-#define ET_ABI_MINOR 4
+#define ET_ABI_MINOR 5
 
 #ifndef ET_ABI_TARGET_MINOR
 #define ET_ABI_TARGET_MINOR ET_ABI_MINOR
@@ -381,6 +385,17 @@ typedef struct et_tracer_descriptor {
    * `what`, ET_ERR_OUT_OF_MEMORY when the debug buffer was too small (the
    * message says how many bytes it needed). */
   et_error* (*session_result)(void* session, const char* what, et_trace_sink sink, void* sink_context);
+#endif
+#if ET_ABI_TARGET_MINOR >= 5
+  /* [optional] 1.5. The whole span of one instruction (ET_TRACE_OPERATOR,
+   * ET_TRACE_DELEGATE) in one call, after it ran: from start_ns to
+   * event->timestamp_ns. A host that has it calls it instead of session_begin
+   * and session_end for instructions (methods, delegate events and worker chunks
+   * still arrive as begin/end pairs, in the same order as before). event->name
+   * and event->plugin are owned by the host and stay valid until session_destroy
+   * of this session: the tracer may keep the pointers (equal text may come at
+   * different addresses). NULL: instructions arrive as begin/end pairs. */
+  void (*session_span)(void* session, const et_trace_event* event, uint64_t start_ns);
 #endif
 } et_tracer_descriptor;
 #endif

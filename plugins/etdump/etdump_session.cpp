@@ -69,6 +69,28 @@ void EtdumpSession::end(const et_trace_event& event) {
   log_.add(record);
 }
 
+void EtdumpSession::span(const et_trace_event& event, uint64_t start_ns) {
+  if (event.kind != ET_TRACE_OPERATOR && event.kind != ET_TRACE_DELEGATE) {  // not an instruction: as a pair
+    et_trace_event first = event;
+    first.timestamp_ns = start_ns;
+    begin(first);
+    end(event);
+    return;
+  }
+  ProfileRecord record;
+  record.start_ns = start_ns;
+  record.end_ns = event.timestamp_ns;
+  record.chain = to_int32(event.chain_id < 0 ? 0 : event.chain_id);
+  record.instruction = to_int32(event.id);
+  record.thread = event.thread;
+  record.kept_plugin = event.plugin;
+  if (event.kind == ET_TRACE_DELEGATE)
+    record.name = delegate_call_;
+  else
+    record.kept_name = event.name;
+  log_.add_unresolved(record);
+}
+
 void EtdumpSession::value(const et_trace_event& event, const et_value& value, bool is_method_output) {
   DebugRecord record;
   record.chain = event.chain_id < 0 ? 0 : static_cast<uint64_t>(event.chain_id);
@@ -141,7 +163,8 @@ std::string EtdumpSession::operator_summary() const {
 }
 
 bool EtdumpSession::result(const std::string& what, std::string* out, int32_t* error_code,
-                           std::string* error) const {
+                           std::string* error) {
+  log_.resolve_names();
   if (what == "etdump") {
     if (buffer_overflow(error_code, error)) return false;
     std::vector<uint8_t> bytes = write_etdump(log_);

@@ -20,11 +20,14 @@ class EtdumpSession {
 
   void begin(const et_trace_event& event);
   void end(const et_trace_event& event);
+  // ABI 1.5: an instruction's whole span; its name and plugin are kept by the host.
+  void span(const et_trace_event& event, uint64_t start_ns);
   void value(const et_trace_event& event, const et_value& value, bool is_method_output);
 
   // "etdump", "debug_buffer", "chrome_trace", "operator_summary"; false with
   // *error set when `what` is unknown or the debug buffer overflowed.
-  bool result(const std::string& what, std::string* out, int32_t* error_code, std::string* error) const;
+  // Reads the kept names of the spans recorded so far (while the session lives).
+  bool result(const std::string& what, std::string* out, int32_t* error_code, std::string* error);
 
   const EventLog& log() const { return log_; }
 

@@ -1,6 +1,8 @@
 // What a tracing session recorded, in memory, before it is written as ETDump or
-// as a Chrome trace. Recording is cheap: names are interned once (a name the
-// host passes again at the same address is found by its address), events are
+// as a Chrome trace. Recording is cheap: an instruction's span keeps the
+// pointers to the names the host keeps for the session (ABI 1.5) and they are
+// interned only when a result is fetched; other names are interned at once (a
+// name passed again at the same address is found by its address); events are
 // plain structs appended to vectors shared by all run blocks, so a run adds no
 // allocation once the vectors have grown; all formatting happens at write time.
 #pragma once
@@ -32,6 +34,10 @@ struct ProfileRecord {
   uint32_t thread = 0;  // track in a Chrome trace; not part of ETDump
   NameId plugin = kNoName;  // who served it (profile table, Chrome trace args); not part of ETDump
   bool in_etdump = true;    // false: Chrome trace only (chunks of work on pool threads)
+  // Set instead of name/plugin for a span whose texts the host keeps (ABI 1.5
+  // session_span); EventLog::resolve_names() turns them into ids.
+  const char* kept_name = nullptr;
+  const char* kept_plugin = nullptr;
 };
 
 // A tensor's metadata; its bytes are in the debug buffer at `offset`.
@@ -71,7 +77,14 @@ struct RunBlock {
 
 class EventLog {
  public:
-  EventLog() { strings_.emplace_back(); }
+  // Room for a few hundred runs of a small method before anything grows (a
+  // reallocation copies every record so far: not while a run is measured).
+  EventLog() {
+    strings_.emplace_back();
+    blocks_.reserve(256);
+    events_.reserve(4096);
+    profiles_.reserve(4096);
+  }
 
   NameId intern(std::string_view text);
   // intern() for a C string the caller passes again and again at one address
@@ -93,6 +106,13 @@ class EventLog {
     append({true, static_cast<uint32_t>(profiles_.size())});
     profiles_.push_back(record);
   }
+  // A span named by host-kept pointers: no lookup now, resolve_names() before reading.
+  void add_unresolved(const ProfileRecord& record) {
+    add(record);
+    unresolved_ = true;
+  }
+  // Interns the kept names of add_unresolved() records (each distinct pointer once).
+  void resolve_names();
   void add(DebugRecord record) {
     append({false, static_cast<uint32_t>(debugs_.size())});
     debugs_.push_back(std::move(record));
@@ -131,6 +151,8 @@ class EventLog {
   std::vector<EventRecord> events_;
   std::vector<ProfileRecord> profiles_;
   std::vector<DebugRecord> debugs_;
+  bool unresolved_ = false;
+  std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };
 
 }  // namespace etrt::etdump

@@ -34,6 +34,10 @@ void session_end(void* session, const et_trace_event* event) {
   if (event != nullptr) static_cast<EtdumpSession*>(session)->end(*event);
 }
 
+void session_span(void* session, const et_trace_event* event, uint64_t start_ns) {
+  if (event != nullptr) static_cast<EtdumpSession*>(session)->span(*event, start_ns);
+}
+
 void session_value(void* session, const et_trace_event* event, const et_value* value, int32_t is_method_output) {
   if (event != nullptr && value != nullptr)
     static_cast<EtdumpSession*>(session)->value(*event, *value, is_method_output != 0);
@@ -67,6 +71,7 @@ et_error* init(const et_host_api* host, et_plugin_handle* self) {
   tracer.session_end = session_end;
   tracer.session_value = session_value;
   tracer.session_result = session_result;
+  tracer.session_span = session_span;
   return host->register_tracer(self, &tracer);
 }
 

@@ -134,6 +134,9 @@ int main(void) {
   FIELD(et_tracer_descriptor, session_end)
   FIELD(et_tracer_descriptor, session_value)
   FIELD(et_tracer_descriptor, session_result)
+#if ET_ABI_TARGET_MINOR >= 5
+  FIELD(et_tracer_descriptor, session_span)
+#endif
 
   BEGIN_STRUCT(et_trace_session_args)
   FIELD(et_trace_session_args, struct_size)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -212,6 +213,111 @@ TEST(Tracing, StoppingTracingStopsRecording) {
   method.set_trace_session(nullptr);
   run(method, input);
   EXPECT_EQ(parse(session.result("etdump"))->run_data()->size(), 1u);
+}
+
+// Operator summary lines without their times: name, plugin, kind, calls.
+std::vector<std::string> summary_keys(const std::string& summary) {
+  std::vector<std::string> keys;
+  size_t begin = 0;
+  while (begin < summary.size()) {
+    size_t end = summary.find('\n', begin);
+    std::string line = summary.substr(begin, end - begin);
+    keys.push_back(line.substr(0, line.rfind('\t')));
+    begin = end == std::string::npos ? summary.size() : end + 1;
+  }
+  return keys;
+}
+
+// ABI 1.5: the tracer keeps the pointers of instruction names and reads them
+// when a result is fetched; the host keeps those names for the session's life,
+// so a result fetched after the method and its program are gone is the same.
+TEST(Tracing, ResultsFetchedAfterTheMethodIsGoneNameItsInstructions) {
+  etrt::TraceSession kept("etdump"), reference("etdump");
+  std::vector<std::string> operators;
+  std::string reference_summary;
+  {
+    etrt::Program program = load("plain");
+    etrt::Method method = program.load_method("forward");
+    Input input(program, "forward", 0.5f);
+    method.set_trace_session(&reference);
+    run(method, input);
+    reference_summary = reference.result("operator_summary");
+    method.set_trace_session(&kept);
+    run(method, input);
+    operators = program.operators("forward");
+  }
+  const etrt::etdump::ETDump* dump = parse(kept.result("etdump"));
+  ASSERT_EQ(dump->run_data()->size(), 1u);
+  std::vector<std::string> names = profile_names(*dump->run_data()->Get(0));
+  ASSERT_GT(names.size(), 1u);
+  EXPECT_EQ(names.back(), "Method::execute");
+  for (size_t i = 0; i + 1 < names.size(); ++i)
+    EXPECT_THAT(operators, ::testing::Contains(names[i])) << "event " << i;
+  EXPECT_EQ(summary_keys(kept.result("operator_summary")), summary_keys(reference_summary));
+  EXPECT_THAT(kept.result("chrome_trace"), HasSubstr("\"Method::execute\""));
+}
+
+// One host call as the span tracer (tests/abi/span_tracer_plugin.c) logs it.
+struct TracerCall {
+  char what = 0;
+  int kind = 0;
+  long long id = 0;
+  std::string name;
+  uint64_t start = 0, end = 0;
+};
+
+std::vector<TracerCall> traced_calls(etrt::Method& method, etrt::Program& program, const std::string& tracer) {
+  etrt::TraceSession session(tracer);
+  method.set_trace_session(&session);
+  Input input(program, "forward", 0.5f);
+  run(method, input);
+  method.set_trace_session(nullptr);
+  std::vector<TracerCall> calls;
+  std::istringstream lines(session.result("calls"));
+  TracerCall call;
+  while (lines >> call.what >> call.kind >> call.id >> call.name >> call.start >> call.end)
+    if (call.kind != ET_TRACE_WORKER) calls.push_back(call);  // chunks on pool threads come as pairs either way
+  return calls;
+}
+
+// ABI 1.5: a tracer with session_span gets each instruction in one call (host-kept
+// names, start and end); a 1.4 tracer gets the same instructions as begin/end pairs.
+TEST(Tracing, ATracerWithoutSessionSpanGetsPairsAndOneWithItGetsWholeSpans) {
+  etrt::Runtime::get().add_manifest(manifest_path("pairs_tracer"));
+  etrt::Runtime::get().add_manifest(manifest_path("spans_tracer"));
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  std::vector<TracerCall> pairs = traced_calls(method, program, "test_pairs_tracer");
+  std::vector<TracerCall> spans = traced_calls(method, program, "test_spans_tracer");
+  et_method_info info = program.method_info("forward");
+  ASSERT_EQ(pairs.size(), 2 * (info.num_instructions + 1));
+  ASSERT_EQ(spans.size(), info.num_instructions + 2);
+  for (const std::vector<TracerCall>* calls : {&pairs, &spans}) {
+    EXPECT_EQ(calls->front().what, 'B');
+    EXPECT_EQ(calls->front().kind, ET_TRACE_METHOD);
+    EXPECT_EQ(calls->back().what, 'E');
+    EXPECT_EQ(calls->back().kind, ET_TRACE_METHOD);
+  }
+  uint64_t previous_end = spans.front().start;
+  for (size_t i = 0; i < info.num_instructions; ++i) {
+    const TracerCall& begin = pairs[1 + 2 * i];
+    const TracerCall& end = pairs[2 + 2 * i];
+    const TracerCall& span = spans[1 + i];
+    EXPECT_EQ(begin.what, 'B');
+    EXPECT_EQ(end.what, 'E');
+    EXPECT_EQ(span.what, 'S');
+    for (const TracerCall* call : {&end, &span}) {
+      EXPECT_EQ(call->kind, begin.kind);
+      EXPECT_EQ(call->id, begin.id);
+      EXPECT_EQ(call->name, begin.name);
+    }
+    EXPECT_EQ(span.id, static_cast<long long>(i));
+    EXPECT_LE(begin.start, end.end);
+    EXPECT_LE(span.start, span.end) << "instruction " << i;
+    EXPECT_GE(span.start, previous_end) << "instruction " << i << " starts before the one before it ended";
+    previous_end = span.end;
+  }
+  EXPECT_LE(previous_end, spans.back().end) << "the method ended before its last instruction";
 }
 
 }  // namespace

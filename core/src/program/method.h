@@ -47,7 +47,7 @@ class Method {
   const et_value* input(size_t index) const { return index < inputs_.size() ? &values_[inputs_[index]].value : nullptr; }
   uint64_t executions() const { return executions_; }
   // Runs report to `session` from the next execute() on; nullptr stops tracing.
-  void set_trace_session(std::shared_ptr<TraceSession> session) { trace_ = std::move(session); }
+  void set_trace_session(std::shared_ptr<TraceSession> session);  // tracing_execute.cpp
   const std::shared_ptr<TraceSession>& trace_session() const { return trace_; }
   size_t scratch_capacity() const { return scratch_.capacity(); }
 
@@ -74,6 +74,9 @@ class Method {
     Kind kind = Kind::Kernel;
     std::string name;              // operator name or delegate id, for errors
     std::string plugin;            // who serves it
+    // Copies of name and plugin kept by the trace session (set_trace_session): a 1.5 tracer keeps the pointers.
+    const char* trace_name = nullptr;
+    const char* trace_plugin = nullptr;
     // Calls (Kernel, Prim, Delegate, Folded): the arguments as the program lists them.
     std::vector<et_value*> args;
     std::vector<int32_t> arg_values;  // their value indices
@@ -159,6 +162,7 @@ class Method {
   ScratchArena scratch_;
   uint64_t executions_ = 0;
   std::shared_ptr<TraceSession> trace_;  // tracing.h; null when the method is not traced
+  const char* trace_method_name_ = nullptr;  // name_ as kept by trace_
 };
 
 }  // namespace etrt

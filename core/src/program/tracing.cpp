@@ -31,9 +31,10 @@ struct ChunkContext {
 
 void traced_chunk(void* context, size_t begin, size_t end) {
   auto* chunk = static_cast<ChunkContext*>(context);
-  uint64_t start = trace_now_ns();
+  const TraceClock& clock = *chunk->call->clock;
+  uint64_t start = clock.worker_now();
   chunk->body(chunk->context, begin, end);
-  WorkerSpan span{start, trace_now_ns(), std::this_thread::get_id() == chunk->caller ? 0u : worker_track()};
+  WorkerSpan span{start, clock.worker_now(), std::this_thread::get_id() == chunk->caller ? 0u : worker_track()};
   std::lock_guard<std::mutex> lock(chunk->call->worker_mutex);
   chunk->call->worker_spans.push_back(span);
 }
@@ -44,6 +45,11 @@ uint64_t trace_clock_ns() { return trace_now_ns(); }
 
 TraceSession::~TraceSession() {
   if (session_ != nullptr) tracer_.session_destroy(tracer_.user_data, session_);
+}
+
+const char* TraceSession::keep_name(const std::string& name) {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  return names_.insert(name).first->c_str();
 }
 
 et_error* TraceSession::result(const char* what, std::string* out) {

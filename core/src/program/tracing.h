@@ -8,28 +8,18 @@
 // thread-local pointer. No tracer plugin is loaded until a session is created.
 #pragma once
 
-#include <time.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "etrt/plugin_api.h"
+#include "trace_clock.h"
 
 namespace etrt {
 
-// The tracers' time base: CLOCK_MONOTONIC, read through the vDSO (about 20 ns,
-// no system call), inline so a traced instruction pays no call for it. The
-// same clock as std::chrono::steady_clock and as delegates' trace_clock_ns;
-// the TSC would be cheaper still but needs calibration and an invariant TSC,
-// which a profile that must agree with other processes' clocks cannot assume.
-inline uint64_t trace_now_ns() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
-}
 uint64_t trace_clock_ns();  // host table entry: trace_now_ns()
 
 class TraceSession {
@@ -45,6 +35,23 @@ class TraceSession {
   std::mutex& run_mutex() { return run_mutex_; }
   void begin(const et_trace_event& event) { tracer_.session_begin(session_, &event); }
   void end(const et_trace_event& event) { tracer_.session_end(session_, &event); }
+  // An instruction's whole span: one call to a 1.5 tracer, a begin/end pair to an older one.
+  // Its name and plugin must come from keep_name() (1.5: they outlive the session's tracer state).
+  void span(et_trace_event& event, uint64_t start_ns, uint64_t end_ns) {
+    if (tracer_.session_span != nullptr) {
+      event.timestamp_ns = end_ns;
+      tracer_.session_span(session_, &event, start_ns);
+      return;
+    }
+    event.timestamp_ns = start_ns;
+    tracer_.session_begin(session_, &event);
+    event.timestamp_ns = end_ns;
+    tracer_.session_end(session_, &event);
+  }
+  // A copy of `name` that lives as long as this session (freed after session_destroy).
+  const char* keep_name(const std::string& name);
+  // The runs' clock: used under run_mutex().
+  TraceClock& clock() { return clock_; }
   bool records_values() const { return tracer_.session_value != nullptr && debug_buffer_size_ > 0; }
   void value(const et_trace_event& event, const et_value& value, bool is_method_output) {
     tracer_.session_value(session_, &event, &value, is_method_output ? 1 : 0);
@@ -58,6 +65,9 @@ class TraceSession {
   void* session_ = nullptr;
   size_t debug_buffer_size_ = 0;
   std::mutex run_mutex_;
+  TraceClock clock_;
+  std::mutex names_mutex_;
+  std::unordered_set<std::string> names_;  // keep_name(); node-based, so the texts never move
 };
 
 // A span measured off the method's thread, delivered after the instruction.
@@ -72,6 +82,7 @@ struct TracedCall {
   TraceSession* session = nullptr;
   TracedCall** thread_slot = nullptr;  // current_traced_call() of the method's thread, looked up once per run
   size_t pool_threads = 0;              // the pool's size, asked once per run when work is split (0: not yet)
+  TraceClock* clock = nullptr;           // the session's (trace_clock.h)
   et_trace_event event{};  // the instruction's event (kind, name, ids, plugin)
   std::mutex worker_mutex;
   std::vector<WorkerSpan> worker_spans;

@@ -26,6 +26,7 @@ et_error* TraceSession::create(const std::string& tracer, const std::string& lab
   }
   if (session->session_ == nullptr)
     return make_error(ET_ERR_INTERNAL, "tracer '" + tracer + "' created no session", provider.plugin->name);
+  trace_clock_calibrate();  // once per process: the runs' tick counter needs a rate (trace_clock.h)
   *out = std::move(session);
   return nullptr;
 }

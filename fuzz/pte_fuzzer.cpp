@@ -17,6 +17,10 @@
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   // One thread: deterministic runs, and no pool threads to confuse leak checks.
   setenv("ETRT_NUM_THREADS", "1", 0);
+  // A mutated program plans whatever its numbers say: under the default 32 GiB limit one that
+  // plans gigabytes and runs a kernel over them ends the campaign at -rss_limit_mb (not a bug:
+  // the limit is the host's choice). Far above every seed, so the refusal path is fuzzed too.
+  setenv("ETRT_MAX_PLANNED_MEMORY", "256M", 0);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 
 #include "etrt/private_library.hpp"
@@ -45,7 +46,8 @@ void open_library() {
   auto* failure_text = new std::string();
   g_error = failure_text;
   std::string& failure = *failure_text;
-  auto* owned = new Library();
+  // Kept (in g_library) only once everything resolved: a failure frees it, nothing else points to it.
+  auto owned = std::make_unique<Library>();
   Library& lib = *owned;
   lib.deep_bind = want_deep_bind();
   int mode = RTLD_NOW | RTLD_LOCAL;
@@ -98,7 +100,7 @@ void open_library() {
     failure = std::string("xnn_initialize failed: ") + status_name(status);
     return;
   }
-  g_library = owned;
+  g_library = owned.release();
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <new>
 
 #include "etrt/etrt.h"
@@ -14,11 +13,17 @@ std::atomic<bool> g_fail_nothrow_new{false};
 
 // libetrt allocates its error objects with the nothrow operator new; this
 // replacement (found by the dynamic linker before libstdc++'s) can make it fail.
+// It allocates with the ordinary operator new: libetrt frees with the ordinary
+// delete (malloc here was an alloc-dealloc mismatch, which AddressSanitizer reports).
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   if (g_fail_nothrow_new.load()) return nullptr;
-  return std::malloc(size == 0 ? 1 : size);
+  try {
+    return ::operator new(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
 }
-void operator delete(void* ptr, const std::nothrow_t&) noexcept { std::free(ptr); }
+void operator delete(void* ptr, const std::nothrow_t&) noexcept { ::operator delete(ptr); }
 
 namespace {
 

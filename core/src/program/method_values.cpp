@@ -136,7 +136,7 @@ et_error* Method::init_tensor(const pte::Tensor& t, Value& value) {
     state.memory_offset = offset_of(*alloc);
     tensor.data = planned_[state.memory_id].data() + state.memory_offset;
     state.planned = true;
-    if (t.data_buffer_idx() > 0) {
+    if (t.data_buffer_idx() > 0 && nbytes > 0) {  // an empty tensor may have no buffer: memcpy(nullptr) is UB
       ByteSpan initial = program_->mutable_initial_data(t.data_buffer_idx());
       std::memcpy(tensor.data, initial.data, nbytes);
     }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# LeakSanitizer over the test suite: builds etrt with clang AddressSanitizer +
+# UndefinedBehaviorSanitizer (the flags of scripts/stress_sanitizers.sh asan) and
+# runs every ctest whose program is one of ours (the GoogleTest suites, the fuzz
+# replays, the example hosts) with leak detection on. A leak fails its test.
+# Suppressions (third-party libraries only, each justified): tests/lsan.supp.
+#
+#   bash scripts/lsan_suite.sh [CTEST_REGEX]
+#
+# The pytest suites are left out unless LSAN_PYTHON=1: the interpreter is not
+# built with ASan, so libetrt loaded by ctypes needs the runtime preloaded
+# (LD_PRELOAD, inherited by every tool the tests spawn) and CPython's own
+# allocations still alive at exit are reported as leaks by the thousand; with
+# LSAN_PYTHON=1 they run preloaded with detect_leaks=0 (ASan errors only).
+#
+# Environment:
+#   LSAN_BUILD_DIR  build directory (default <repo>/build-asan; an existing ASan
+#                   tree, e.g. build-fuzz of fuzz/run_fuzzer.sh, works too)
+#   LSAN_JOBS       build and ctest parallelism (default 2)
+#   LSAN_NO_BUILD   1: run the tests of the tree as it is
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${LSAN_BUILD_DIR:-$ROOT/build-asan}
+JOBS=${LSAN_JOBS:-2}
+REGEX=${1:-.}
+export CC=${CC:-clang} CXX=${CXX:-clang++}
+RUNTIME=$("$CXX" -print-file-name=libclang_rt.asan-x86_64.so)
+
+if [ "${LSAN_NO_BUILD:-0}" != 1 ]; then
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -shared-libsan -fno-omit-frame-pointer"
+    link="$flags -Wl,-rpath,$(dirname "$RUNTIME")"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" -DCMAKE_MODULE_LINKER_FLAGS="$link" >/dev/null
+  fi
+  cmake --build "$BUILD" -j "$JOBS"
+fi
+
+# Our tests vs the pytest ones, by the program each ctest runs.
+mapfile -t split < <(ctest --test-dir "$BUILD" -R "$REGEX" --show-only=json-v1 | python3 -c '
+import json, os, sys
+native, python = [], []
+for t in json.load(sys.stdin)["tests"]:
+    program = os.path.basename((t.get("command") or [""])[0])
+    (python if program.startswith("python") else native).append(t["name"])
+as_regex = lambda names: "^(" + "|".join(names) + ")$" if names else "^$"
+print(as_regex(native)); print(as_regex(python))')
+
+status=0
+export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
+echo "==> native tests with detect_leaks=1" >&2
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$BUILD" -R "${split[0]}" -j "$JOBS" --output-on-failure || status=1
+if [ "${LSAN_PYTHON:-0}" = 1 ]; then
+  echo "==> pytest suites, ASan runtime preloaded, detect_leaks=0" >&2
+  LD_PRELOAD=$RUNTIME ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 \
+    ctest --test-dir "$BUILD" -R "${split[1]}" -j "$JOBS" --output-on-failure || status=1
+fi
+exit "$status"

@@ -8,6 +8,7 @@
 #include "small_gemm.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -45,6 +46,19 @@ inline void for_row_blocks(int64_t M, int most, Tile&& tile) {
   }
 }
 
+// Calls f(std::integral_constant<int, rows>{}) for rows in 1..6 (tiles are templates on their row count).
+template <typename F>
+inline void with_rows(int rows, F&& f) {
+  switch (rows) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    default: return f(std::integral_constant<int, 6>{});
+  }
+}
+
 // ----------------------------------------------------------------- portable
 // R rows x n (<= 16) columns, B rows contiguous; kFull: n == 16 (fixed trip count: vectorised).
 template <int R, bool kFull>
@@ -75,14 +89,7 @@ void rows_generic(const Problem& p, int64_t M, int64_t N, const float* A, const 
   for_row_blocks(M, kMaxRows, [&](int64_t i, int rows) {
     const float* a = A + i * p.a_rs;
     float* c = C + i * p.ldc;
-    switch (rows) {
-      case 1: return rows_block_generic<1>(p, a, B, c, N);
-      case 2: return rows_block_generic<2>(p, a, B, c, N);
-      case 3: return rows_block_generic<3>(p, a, B, c, N);
-      case 4: return rows_block_generic<4>(p, a, B, c, N);
-      case 5: return rows_block_generic<5>(p, a, B, c, N);
-      default: return rows_block_generic<6>(p, a, B, c, N);
-    }
+    with_rows(rows, [&](auto r) { rows_block_generic<decltype(r)::value>(p, a, B, c, N); });
   });
 }
 
@@ -141,18 +148,11 @@ ETRT_AVX2 void rows_block_avx2(const Problem& p, const float* a, const float* b,
   else if (rest > 0) rows_tile_avx2<R, 1, true>(p, a, b + j, c + j, rest);
 }
 
-ETRT_AVX2 void rows_avx2(const Problem& p, int64_t M, int64_t N, const float* A, const float* B, float* C) {
+void rows_avx2(const Problem& p, int64_t M, int64_t N, const float* A, const float* B, float* C) {
   for_row_blocks(M, kMaxRows, [&](int64_t i, int rows) {
     const float* a = A + i * p.a_rs;
     float* c = C + i * p.ldc;
-    switch (rows) {
-      case 1: return rows_block_avx2<1>(p, a, B, c, N);
-      case 2: return rows_block_avx2<2>(p, a, B, c, N);
-      case 3: return rows_block_avx2<3>(p, a, B, c, N);
-      case 4: return rows_block_avx2<4>(p, a, B, c, N);
-      case 5: return rows_block_avx2<5>(p, a, B, c, N);
-      default: return rows_block_avx2<6>(p, a, B, c, N);
-    }
+    with_rows(rows, [&](auto r) { rows_block_avx2<decltype(r)::value>(p, a, B, c, N); });
   });
 }
 

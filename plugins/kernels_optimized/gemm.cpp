@@ -17,6 +17,7 @@
 #include <string>
 
 #include "kernels.h"
+#include "small_gemm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -550,6 +551,7 @@ bool sgemm(int64_t M, int64_t N, int64_t K, float alpha, Matrix A, Matrix B, flo
     thin_gemm({N, M, K, alpha, beta, {B.data, B.cs, B.rs}, {A.data, A.cs, A.rs}, C, 1, ldc}, threads > 1);
     return true;
   }
+  if (threads == 1 && small_gemm(M, N, K, alpha, A, B, beta, C, ldc, use_avx2())) return true;
   return packed_gemm(M, N, K, alpha, A, B, beta, C, ldc, threads);
 }
 

@@ -7,7 +7,9 @@ BUILD_DIR=${BUILD_DIR:-build}
 bash scripts/ensure_deps.sh
 echo "==> configuring and building etrt in $BUILD_DIR (first time: a few minutes)"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)" >/dev/null
+# Ninja prints a failing compile on standard output: keep it in a log and show its end on failure.
+cmake --build "$BUILD_DIR" -j"$(nproc)" > "$BUILD_DIR/demo-build.log" 2>&1 ||
+  { tail -40 "$BUILD_DIR/demo-build.log"; echo "demo: building etrt failed (log: $BUILD_DIR/demo-build.log)" >&2; exit 1; }
 echo "==> the default manifests and the plugins they declare"
 ETRT="$BUILD_DIR/bin/etrt"
 DEMO=examples/demo

@@ -13,7 +13,11 @@ has no C++ runner in its wheel, so its time is `executorch.runtime`'s execute() 
 the cost of its Python binding, estimated each round by `baseline`: a one-add
 program taking elementwise22's two [1, 70] inputs (the reference programs' inputs are
 of similar size; a larger estimate only makes the ratio worse for etrt).
-Each cell: median over rounds of each round's median; p99 is ExecuTorch's raw.
+Each cell: median over rounds of each round's median; p99 is ExecuTorch's raw; the ratio is
+the median of the rounds' own ratios (each round's runs are adjacent in time, so the
+machine's drift between rounds cancels), with their range. The last row measures
+elementwise22 without any binding estimate: per-body time as the difference between a
+program of REPEATS bodies and one body, divided by REPEATS - 1, in each runtime.
 """
 import argparse
 import json
@@ -30,6 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "tests" / "models" / "generated"
+REPEATS = 10  # bodies in elementwise22_repeated
 
 
 def export_small(out_dir: Path):
@@ -46,13 +51,31 @@ def export_small(out_dir: Path):
             e = torch.where(d > 0.5, d, x).sigmoid()
             return torch.softmax(e, -1).mean(-1, keepdim=True) + e.sum(-1, keepdim=True)
 
+    class Elementwise22Repeated(torch.nn.Module):
+        """The 22-instruction body REPEATS times (constants differ so nothing is merged), results summed:
+        the difference to a single body is REPEATS - 1 bodies (+ one add each) with every fixed cost of a
+        call (binding, input and output handling, the method's own set-up) cancelled."""
+
+        def forward(self, x, y):
+            total = None
+            for k in range(REPEATS):
+                a = (x - y).abs() + x
+                b = (a / (y.abs() + (1.0 + 0.01 * k))).clamp(-2.0 - 0.01 * k, 2.0)
+                c = (-b).exp() * x
+                d = (c.abs() + 1.0).rsqrt().pow(2.0).tanh()
+                e = torch.where(d > 0.5, d, x).sigmoid()
+                r = torch.softmax(e, -1).mean(-1, keepdim=True) + e.sum(-1, keepdim=True)
+                total = r if total is None else total + r
+            return total
+
     class Baseline(torch.nn.Module):
         def forward(self, x, y):
             return (x + y)[:, :1]
 
     torch.manual_seed(0)
     inputs = (torch.randn(1, 70), torch.randn(1, 70))
-    for name, module in (("elementwise22", Elementwise22()), ("elementwise22_baseline", Baseline())):
+    for name, module in (("elementwise22", Elementwise22()), ("elementwise22_baseline", Baseline()),
+                         ("elementwise22_repeated", Elementwise22Repeated())):
         program = to_edge(torch.export.export(module.eval(), inputs)).to_executorch()
         (out_dir / f"{name}.pte").write_bytes(program.buffer)
     for i, tensor in enumerate(inputs):
@@ -132,22 +155,39 @@ def main():
                 np.save(files[-1], array)
             cases.append((model, str(GENERATED / model / "portable.pte"), method, files))
 
-        print(f"{'program':22} {'etrt ms':>9} {'ET ms':>9} {'ET p99':>9} {'ET binding':>10} {'ratio':>7}")
+        print(f"{'program':22} {'etrt ms':>9} {'ET ms':>9} {'ET p99':>9} {'ET binding':>10} {'ratio':>7} "
+              f"{'ratio range':>13}")
         for name, pte, method, files in cases:
-            etrt_rounds, et_rounds, p99_rounds, binding_rounds = [], [], [], []
+            etrt_rounds, et_rounds, p99_rounds, binding_rounds, ratios = [], [], [], [], []
             for _ in range(args.rounds):  # alternate: each round runs every runtime once, in its own process
                 etrt_rounds.append(etrt_median(args.build, pte, method, files, args.runs))
                 et = executorch_time(pte, method, files, args.runs)
                 et_rounds.append(et["median"])
                 p99_rounds.append(et["p99"])
                 binding_rounds.append(executorch_time(baseline, "forward", small_inputs, args.runs)["median"])
-            etrt_ms = statistics.median(etrt_rounds)
-            et_ms = statistics.median(et_rounds)
-            binding = statistics.median(binding_rounds)
-            ratio = etrt_ms / max(et_ms - binding, 1e-9)
-            print(f"{name:22} {etrt_ms:9.4f} {et_ms:9.4f} {statistics.median(p99_rounds):9.4f} "
-                  f"{binding:10.4f} {ratio:7.3f}", flush=True)
+                # The ratio of one round: its processes ran minutes apart at most, so the machine's drift
+                # between rounds cancels.
+                ratios.append(etrt_rounds[-1] / max(et_rounds[-1] - binding_rounds[-1], 1e-9))
+            print(f"{name:22} {statistics.median(etrt_rounds):9.4f} {statistics.median(et_rounds):9.4f} "
+                  f"{statistics.median(p99_rounds):9.4f} {statistics.median(binding_rounds):10.4f} "
+                  f"{statistics.median(ratios):7.3f} {min(ratios):6.3f}-{max(ratios):<6.3f}", flush=True)
 
+        # elementwise22 by difference: (t(REPEATS bodies) - t(1 body)) / (REPEATS - 1) in each runtime, so no
+        # binding estimate enters. Each body also carries one add that sums the results.
+        repeated = str(tmp / "elementwise22_repeated.pte")
+        single = str(tmp / "elementwise22.pte")
+        etrt_body, et_body, ratios = [], [], []
+        for _ in range(args.rounds):
+            etrt_one = etrt_median(args.build, single, "forward", small_inputs, args.runs)
+            et_one = executorch_time(single, "forward", small_inputs, args.runs)["median"]
+            etrt_many = etrt_median(args.build, repeated, "forward", small_inputs, args.runs)
+            et_many = executorch_time(repeated, "forward", small_inputs, args.runs)["median"]
+            etrt_body.append((etrt_many - etrt_one) / (REPEATS - 1))
+            et_body.append((et_many - et_one) / (REPEATS - 1))
+            ratios.append(etrt_body[-1] / max(et_body[-1], 1e-9))
+        print(f"{'elementwise22 (slope)':22} {statistics.median(etrt_body):9.4f} {statistics.median(et_body):9.4f} "
+              f"{'':>9} {'none':>10} {statistics.median(ratios):7.3f} {min(ratios):6.3f}-{max(ratios):<6.3f}",
+              flush=True)
 
 if __name__ == "__main__":
     main()

@@ -247,6 +247,21 @@ void run_typed(const Loop& L, const BinarySpec& spec) {
     }
   }
   f.pow_mode = spec.pow_mode;
+  if constexpr (kOp == Op::Pow && std::is_floating_point_v<T>) {
+    // A special exponent gets its own loop: the mode switch per element kept the loop scalar.
+    auto each = [&](auto g) {
+      run_loop(L, [&](char* const* p, const int64_t* s, int64_t n) { binary_run<T, T>(p, s, n, g); });
+    };
+    switch (spec.pow_mode) {
+      case 1: return each([](T a, T) { return a * a; });
+      case 2: return each([](T a, T) { return std::sqrt(a); });
+      case 3: return each([](T a, T) { return a; });
+      case 4: return each([](T a, T) { return T(1) / a; });
+      case 5: return each([](T a, T) { return T(1) / std::sqrt(a); });
+      case 6: return each([](T a, T) { return a * a * a; });
+      default: break;
+    }
+  }
   if constexpr ((kOp == Op::Pow || kOp == Op::Gate) && std::is_same_v<T, float>) {
     if ((kOp == Op::Gate || spec.pow_mode == 0) && vm::has_avx2_fma()) {
       run_loop(L, [](char* const* p, const int64_t* s, int64_t n) { vector_math_run<kOp>(p, s, n); });

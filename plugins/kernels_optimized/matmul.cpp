@@ -95,7 +95,11 @@ et_error* addmm_out(Call call, const Tensor& self_arg, const Tensor& mat1, const
       for (size_t i = begin; i < end; ++i) {
         float* row = c + i * N;
         const float* srow = s + static_cast<int64_t>(i) * s_rs;
-        for (int64_t j = 0; j < N; ++j) row[j] = fbeta * srow[j * s_cs];
+        if (s_cs == 1) {  // a bias row: its own loop, so it vectorises
+          for (int64_t j = 0; j < N; ++j) row[j] = fbeta * srow[j];
+        } else {
+          for (int64_t j = 0; j < N; ++j) row[j] = fbeta * srow[j * s_cs];
+        }
       }
     };
     host.parallel_for(static_cast<size_t>(M), std::max<size_t>(1, 16384 / static_cast<size_t>(N)), fill);

@@ -23,6 +23,38 @@ et_error* check_vector(const char* op, const et_tensor& t, const char* name, int
   return expect_data(op, t, name);
 }
 
+// Sums in kLanes independent double accumulators, so GCC vectorises them without reassociating a single
+// sum (no -ffast-math): a serial double sum was most of layer_norm's cost on short rows.
+constexpr int64_t kLanes = 8;
+
+double lane_sum(const float* __restrict x, int64_t n) {
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(x[i + j]);
+  double s = 0.0;
+  for (; i < n; ++i) s += static_cast<double>(x[i]);
+  for (int64_t j = 0; j < kLanes; ++j) s += lanes[j];
+  return s;
+}
+
+double squared_deviations(const float* __restrict x, int64_t n, double mean) {
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const double d = static_cast<double>(x[i + j]) - mean;
+      lanes[j] += d * d;
+    }
+  double s = 0.0;
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    s += d * d;
+  }
+  for (int64_t j = 0; j < kLanes; ++j) s += lanes[j];
+  return s;
+}
+
 }  // namespace
 
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var, momentum, eps,
@@ -135,14 +167,8 @@ et_error* layer_norm_out(Call call, const Tensor& input, IntArrayRef normalized_
       const float* src = in + row * N;
       float* dst = o + row * N;
       // Two passes in double: the mean, then the squared deviations from it.
-      double sum = 0.0;
-      for (int64_t i = 0; i < N; ++i) sum += src[i];
-      const double mean = N > 0 ? sum / static_cast<double>(N) : 0.0;
-      double sq = 0.0;
-      for (int64_t i = 0; i < N; ++i) {
-        const double d = src[i] - mean;
-        sq += d * d;
-      }
+      const double mean = N > 0 ? lane_sum(src, N) / static_cast<double>(N) : 0.0;
+      const double sq = squared_deviations(src, N, mean);
       const double var = N > 0 ? sq / static_cast<double>(N) : 0.0;
       const double rstd = 1.0 / std::sqrt(var + eps);
       mean_out[row] = static_cast<float>(mean);

@@ -49,6 +49,32 @@ TEST(PointwiseShape, PermuteTransposeMatchOnRandomShapes) {
   for_each_index(m.sizes, [&](const std::vector<int64_t>& i) { ASSERT_EQ(mt.get({i[1], i[0]}), m.get(i)); });
 }
 
+// A multi-head split and merge ([B, T, H, Dh] <-> [B, H, T, Dh]) copies rows of Dh contiguous elements at a stride;
+// rows of 16, 32 and 64 bytes take fixed-size moves. Every element lands where the permutation says, for each
+// element width, with strided (non-contiguous) input too.
+TEST(PointwiseShape, PermuteOfContiguousRowsMatches) {
+  std::mt19937 rng(5);
+  for (int32_t dtype : {ET_DTYPE_UINT8, ET_DTYPE_INT16, ET_DTYPE_FLOAT32, ET_DTYPE_INT64}) {
+    for (int64_t dh : {2, 4, 8, 16, 3}) {
+      for (const std::vector<int64_t>& perm : {std::vector<int64_t>{0, 2, 1, 3}, std::vector<int64_t>{2, 0, 1, 3}}) {
+        const std::vector<int64_t> shape = {2, 8, 4, dh};
+        std::vector<int64_t> out_shape(4);
+        for (size_t i = 0; i < 4; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
+        for (bool strided : {false, true}) {
+          TT in(shape, dtype, rng(), 0, ET_SHAPE_STATIC, strided);
+          TT out(out_shape, dtype);
+          ASSERT_EQ(run("aten::permute_copy.out", {&in.v, &int_list(perm)->v, &out.v}), "");
+          for_each_index(out_shape, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> i(4);
+            for (size_t d = 0; d < 4; ++d) i[static_cast<size_t>(perm[d])] = o[d];
+            ASSERT_EQ(out.get(o), in.get(i)) << "dtype " << dtype << " dh " << dh << " strided " << strided;
+          });
+        }
+      }
+    }
+  }
+}
+
 TEST(PointwiseShape, ViewUnsqueezeSqueezeKeepRowMajorOrder) {
   TT in({2, 3, 4}, ET_DTYPE_FLOAT32, 3, 0, ET_SHAPE_STATIC, true), out({4, 6});
   ASSERT_EQ(run("aten::view_copy.out", {&in.v, &int_list({4, -1})->v, &out.v}), "");

@@ -180,6 +180,15 @@ def build_cases(ser):
              "value 2: byte size overflows",
              "output tensor sizes [2^31-1]*3: 4*(2^31-1)^3 bytes overflows 64 bits")
 
+    def empty_with_huge_sizes(program, plan):
+        t = value(plan, 2)
+        t.sizes = [0, I32_MAX, I32_MAX, I32_MAX]
+        t.dim_order = [0, 1, 2, 3]
+    semantic("tensor_stride_overflow", OP_ADD, "forward", empty_with_huge_sizes, "program",
+             "value 2: sizes overflow 64-bit strides",
+             "output tensor sizes [0, 2^31-1, 2^31-1, 2^31-1]: 0 bytes, but its dense strides overflow int64 "
+             "(found by the pte fuzzer)")
+
     def huge_sizes_rank2(program, plan):
         value(plan, 2).sizes = [I32_MAX, I32_MAX]
     semantic("tensor_size_huge_rank2", OP_ADD, "forward", huge_sizes_rank2, "program",

@@ -40,6 +40,9 @@ bool Program::tensor_nbytes(const pte::Tensor& tensor, size_t* nbytes, std::stri
     return false;
   }
   size_t total = element;
+  // The product of the sizes other than 0: an empty tensor still gets dense strides, so a zero-size dim
+  // must not hide sizes whose strides overflow int64.
+  uint64_t extent = 1;
   for (size_t i = 0; i < rank; ++i) {
     int32_t size = tensor.sizes()->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (size < 0) {
@@ -48,6 +51,11 @@ bool Program::tensor_nbytes(const pte::Tensor& tensor, size_t* nbytes, std::stri
     }
     if (__builtin_mul_overflow(total, static_cast<size_t>(size), &total)) {
       *error = "byte size overflows";
+      return false;
+    }
+    if (size > 1 && (__builtin_mul_overflow(extent, static_cast<uint64_t>(size), &extent) ||
+                     extent > static_cast<uint64_t>(INT64_MAX))) {
+      *error = "sizes overflow 64-bit strides";
       return false;
     }
   }

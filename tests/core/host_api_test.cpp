@@ -104,6 +104,11 @@ TEST(HostApi, ResizeRejectsWhatItMust) {
   EXPECT_THAT(take_message(host()->tensor_resize(&bounded.t, negative, 2)), HasSubstr("negative size"));
   int64_t huge[] = {INT64_MAX / 2, 16};
   EXPECT_THAT(take_message(host()->tensor_resize(&bounded.t, huge, 2)), HasSubstr("overflow"));
+  // Empty, so within any capacity, but its dense strides would overflow int64.
+  Tensor3 empty_bounded({3, 2, 2}, {0, 1, 2}, ET_SHAPE_DYNAMIC_BOUND);
+  int64_t empty_huge[] = {0, INT64_MAX / 2, 16};
+  EXPECT_THAT(take_message(host()->tensor_resize(&empty_bounded.t, empty_huge, 3)),
+              HasSubstr("sizes overflow 64-bit strides"));
 }
 
 TEST(HostApi, ServicesByName) {

@@ -19,11 +19,14 @@ et_error* resize_tensor(et_tensor* tensor, const int64_t* sizes, size_t rank) {
   size_t element = dtype_size(tensor->dtype);
   if (element == 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: unknown dtype " + std::to_string(tensor->dtype));
   size_t numel = 1;
+  int64_t extent = 1;  // the product of the non-zero sizes: the strides an empty tensor still gets
   bool changed = false;
   for (size_t i = 0; i < rank; ++i) {
     if (sizes[i] < 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: negative size at dim " + std::to_string(i));
     if (__builtin_mul_overflow(numel, static_cast<size_t>(sizes[i]), &numel))
       return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: element count overflows");
+    if (sizes[i] > 1 && __builtin_mul_overflow(extent, sizes[i], &extent))
+      return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: sizes overflow 64-bit strides");
     changed |= sizes[i] != tensor->sizes[i];
   }
   if (!changed) return nullptr;

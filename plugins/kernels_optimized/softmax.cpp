@@ -93,6 +93,25 @@ template <typename T, bool kLog>
 }
 
 #if ETRT_VM_X86
+// The maximum of m's 8 lanes, in every lane.
+ETRT_VM_TARGET __m256 max_in_every_lane(__m256 m) {
+  m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+  m = _mm256_max_ps(m, _mm256_permute_ps(m, 0x4e));
+  return _mm256_max_ps(m, _mm256_permute_ps(m, 0xb1));
+}
+
+// sum + the 8 floats of e, widened to double.
+ETRT_VM_TARGET __m256d add_widened(__m256d sum, __m256 e) {
+  return _mm256_add_pd(
+      sum, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+}
+
+// The sum of the 4 double lanes.
+ETRT_VM_TARGET double lane_total(__m256d sum) {
+  const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+}
+
 // Rows of at most 8 floats, one vector each: the passes of softmax_rows_avx2 without their loops (on 64 rows
 // of 8 the loop set-up alone was ~50 instructions a row). Same semantics.
 template <bool kLog>
@@ -103,14 +122,9 @@ __attribute__((target("avx2,fma"))) void softmax_short_rows(const float* x, floa
   for (int64_t r = 0; r < rows; ++r) {
     const __m256 xv = v::select(_mm256_castsi256_ps(mask), _mm256_maskload_ps(x + r * D, mask), ninf);
     __m256 m = v::select(v::is_nan(xv), ninf, xv);
-    m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
-    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0x4e));
-    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0xb1));
+    m = max_in_every_lane(m);
     const __m256 e = v::exp(_mm256_sub_ps(xv, m));
-    const __m256d s4 =
-        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
-    const double s = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    const double s = lane_total(add_widened(_mm256_setzero_pd(), e));
     __m256 out;
     if constexpr (kLog) {
       const float shift = static_cast<float>(static_cast<double>(_mm256_cvtss_f32(m)) + std::log(s));
@@ -120,12 +134,6 @@ __attribute__((target("avx2,fma"))) void softmax_short_rows(const float* x, floa
     }
     _mm256_maskstore_ps(y + r * D, mask, out);
   }
-}
-
-// sum + the 8 floats of e, widened to double.
-ETRT_VM_TARGET __m256d add_widened(__m256d sum, __m256 e) {
-  return _mm256_add_pd(
-      sum, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
 }
 
 // float32 rows on AVX2 lanes, all rows in one call: the row maximum (NaN skipped), exp(x - max) with its sum in
@@ -152,9 +160,7 @@ __attribute__((target("avx2,fma"))) void softmax_rows_avx2(const float* x, float
       xt = v::select(tail_ps, _mm256_maskload_ps(xr + full, tail), ninf);
       m = _mm256_max_ps(v::select(v::is_nan(xt), ninf, xt), m);
     }
-    m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
-    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0x4e));
-    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0xb1));
+    m = max_in_every_lane(m);
     __m256d sum = _mm256_setzero_pd();
     for (int64_t k = 0; k < full; k += 8) {
       const __m256 e = v::exp(_mm256_sub_ps(_mm256_loadu_ps(xr + k), m));
@@ -166,8 +172,7 @@ __attribute__((target("avx2,fma"))) void softmax_rows_avx2(const float* x, float
       if constexpr (!kLog) _mm256_maskstore_ps(yr + full, tail, e);
       sum = add_widened(sum, e);
     }
-    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
-    const double s = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    const double s = lane_total(sum);
     if constexpr (kLog) {
       const __m256 shift = v::splat(static_cast<float>(static_cast<double>(_mm256_cvtss_f32(m)) + std::log(s)));
       for (int64_t k = 0; k < full; k += 8) _mm256_storeu_ps(yr + k, _mm256_sub_ps(_mm256_loadu_ps(xr + k), shift));

@@ -12,17 +12,19 @@
 namespace etrt::kernels::pw {
 namespace {
 
+// The arrays are read only below their ranks, so they are left uninitialised: zeroing their 640 bytes
+// cost a small reduction more than its planning.
 struct ReducePlan {
   // Kept dims in logical order (for output indexing).
   int kept_rank = 0;
-  int64_t kept_sizes[ET_MAX_RANK]{}, kept_in_strides[ET_MAX_RANK]{}, kept_out_strides[ET_MAX_RANK]{};
+  int64_t kept_sizes[ET_MAX_RANK], kept_in_strides[ET_MAX_RANK];
   // Reduced dims, logical order, adjacent ones merged (strides in elements).
   int red_rank = 0;
-  int64_t red_sizes[ET_MAX_RANK]{}, red_strides[ET_MAX_RANK]{};
+  int64_t red_sizes[ET_MAX_RANK], red_strides[ET_MAX_RANK];
   int64_t outputs = 1, reduced = 1;
   // Output shape.
   int out_rank = 0;
-  int64_t out_sizes[ET_MAX_RANK]{};
+  int64_t out_sizes[ET_MAX_RANK];
 };
 
 // dims: the reduced dims (absent or empty = all).
@@ -270,6 +272,25 @@ void reduce_all(const T* in, const ReducePlan& p, Make&& make, Finish&& finish) 
 
 enum class Kind { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Any, All, Prod };
 
+// float32 sum or mean of slices that are each one contiguous run, small enough for one thread: summed
+// in double lanes like the general path and written straight into a contiguous float32 `out`, without
+// the general path's double result buffer and its conversion pass (most of a small reduction's cost).
+bool reduce_small_float_slices(const et_tensor& in, et_tensor& out, const ReducePlan& p, Kind k) {
+  if ((k != Kind::Sum && k != Kind::Mean) || in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32)
+    return false;
+  if (p.red_rank != 1 || (p.red_strides[0] != 1 && p.reduced > 1)) return false;
+  if (p.outputs * p.reduced > static_cast<int64_t>(kGrain) || !view_of(out).contiguous()) return false;
+  const auto* x = static_cast<const float*>(in.data);
+  auto* y = static_cast<float*>(out.data);
+  const double scale = k == Kind::Mean ? static_cast<double>(p.reduced) : 1.0;
+  for (int64_t o = 0; o < p.outputs; ++o) {
+    SumAcc<float> acc;
+    if (p.reduced > 0) acc.run(x + kept_offset(p, o), 1, p.reduced, 0);
+    y[o] = static_cast<float>(k == Kind::Mean ? acc.total / scale : acc.total);
+  }
+  return true;
+}
+
 struct Request {
   Kind kind;
   bool has_dims = false;
@@ -324,6 +345,7 @@ et_error* reduce(const char* op, const et_tensor& input, et_tensor& out, const R
   ETRT_TRY(resize_out(op, out, p.out_sizes, p.out_rank));
   if (p.outputs == 0) return nullptr;
   ETRT_TRY(check_data(op, out, "out"));
+  if (reduce_small_float_slices(in, out, p, k)) return nullptr;
 
   // Results are written as double (floats), int64 (integers) or the input
   // dtype (max/min), then converted into out.

@@ -418,6 +418,35 @@ TEST(PointwiseReduce, NoneDimsReduceEverythingAndInt64Sums) {
   EXPECT_EQ(eo.values(), (std::vector<double>{0, 0, 0}));
 }
 
+// float32 sums and means of contiguous trailing slices (reductions.cpp's small-slice path) accumulate in double
+// like every other float reduction: each result is the double total rounded once to float, whether the output
+// is contiguous (that path) or strided (the general one); an empty slice gives 0 and NaN.
+TEST(PointwiseReduce, FloatSlicesAccumulateInDoubleOnEveryPath) {
+  for (int64_t length : {0, 1, 7, 8, 9, 70, 257}) {
+    for (bool strided_out : {false, true}) {
+      TT in({2, 3, length}, ET_DTYPE_FLOAT32, static_cast<unsigned>(length) + 5);
+      // Multiples of 2^-10 below 3 and of 2^8 below 2^20: every float exact and every double partial sum exact
+      // (in any order), while a float accumulator would round the partial sums.
+      for (size_t k = 0; k < in.numel(); ++k)
+        in.set_flat(k, std::ldexp(std::round(in.flat(k) * 1024), k % 3 == 0 ? 8 : -10));
+      TT sum_out({2, 3}, ET_DTYPE_FLOAT32, 1, 0, ET_SHAPE_STATIC, strided_out);
+      TT mean_out({2, 3}, ET_DTYPE_FLOAT32, 1, 0, ET_SHAPE_STATIC, strided_out);
+      auto dims = int_list({-1});
+      ASSERT_EQ(run("aten::sum.IntList_out", {&in.v, &dims->v, &boolean(false)->v, &none()->v, &sum_out.v}), "");
+      ASSERT_EQ(run("aten::mean.out", {&in.v, &dims->v, &boolean(false)->v, &none()->v, &mean_out.v}), "");
+      for (size_t o = 0; o < 6; ++o) {
+        double total = 0;
+        for (int64_t k = 0; k < length; ++k) total += in.flat(o * static_cast<size_t>(length) + static_cast<size_t>(k));
+        SCOPED_TRACE("length " + std::to_string(length) + (strided_out ? ", strided out" : "") + ", row " +
+                     std::to_string(o));
+        EXPECT_EQ(sum_out.flat(o), static_cast<double>(static_cast<float>(total)));
+        if (length == 0) EXPECT_TRUE(std::isnan(mean_out.flat(o)));
+        else EXPECT_EQ(mean_out.flat(o), static_cast<double>(static_cast<float>(total / static_cast<double>(length))));
+      }
+    }
+  }
+}
+
 TEST(PointwiseReduce, ArgmaxArgminFirstOccurrenceAndNaN) {
   TT in({2, 4}), out({2}, ET_DTYPE_INT64);
   in.set_values({1, 5, 5, 0, -1, -1, 3, -1});

@@ -26,6 +26,7 @@ CASES = {
     "static_64": ("static_64", "inputs_64"),
     "dynamic_1": ("dynamic", "inputs_1"),
     "dynamic_64": ("dynamic", "inputs_64"),
+    "elementwise22": ("elementwise22", "inputs_70"),
 }
 
 

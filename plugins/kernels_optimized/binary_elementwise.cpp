@@ -392,19 +392,29 @@ et_error* binary(const char* op, Op kind, const View& a, const View& b, int32_t 
 }
 
 
-// Prepared float32 tensor-tensor ops (prepared_plan.h): float32 operands and output, the output already of the
-// broadcast shape. Then promotion, conversion and every check of binary() are no-ops, and the call is the loop.
+// Prepared float32 ops (prepared_plan.h): float32 operands (tensors, or a tensor and a scalar) and a float32
+// output (bool for comparisons), the output already of the broadcast shape. Then promotion, conversion and every
+// check of binary() are no-ops, and the call is the loop.
 constexpr bool has_float_plan(Op op) {
-  return !returns_bool(op) && !is_bitwise(op) && op != Op::Gate;
+  return (!returns_bool(op) || is_comparison(op)) && !is_bitwise(op) && op != Op::Gate;
+}
+
+// Whether the dtypes allow a float32 plan: binary() would compute in float32 and write `out` directly.
+template <Op kOp>
+bool float_plan_dtypes(const et_tensor& out, std::initializer_list<const et_tensor*> operands) {
+  if (!has_float_plan(kOp) || computation_dtype(kOp, ET_DTYPE_FLOAT32) != ET_DTYPE_FLOAT32 ||
+      out.dtype != (returns_bool(kOp) ? ET_DTYPE_BOOL : ET_DTYPE_FLOAT32))
+    return false;
+  for (const et_tensor* t : operands)
+    if (t->dtype != ET_DTYPE_FLOAT32) return false;
+  return true;
 }
 
 // False when the dtypes rule the fast path out for good (prepared_plan.h).
 template <Op kOp>
 bool plan_float_binary(LoopPlan& plan, const et_tensor& out, const et_tensor& a, const et_tensor& b) {
   plan.clear();
-  if (!has_float_plan(kOp) || a.dtype != ET_DTYPE_FLOAT32 || b.dtype != ET_DTYPE_FLOAT32 ||
-      out.dtype != ET_DTYPE_FLOAT32)
-    return false;
+  if (!float_plan_dtypes<kOp>(out, {&a, &b})) return false;
   int64_t shape[ET_MAX_RANK], rank = 0;
   if (static_cast<uint32_t>(a.rank) > ET_MAX_RANK || static_cast<uint32_t>(b.rank) > ET_MAX_RANK ||
       !broadcast_shapes(a.sizes, a.rank, b.sizes, b.rank, shape, &rank) || rank != out.rank ||
@@ -457,32 +467,72 @@ et_error* prepare_tensor_tensor_alpha(Prepare& prepare, const Tensor& self, cons
   return prepare_tensor_tensor<kOp>(prepare, self, other, out);
 }
 
+// A float32 tensor with a scalar (which promotes to float32 whatever its kind): the scalar is the loop's trailing
+// one-element operand, converted on every call (its value may be computed during the run).
+template <Op kOp>
+bool plan_float_scalar(LoopPlan& plan, const et_tensor& out, const et_tensor& self) {
+  plan.clear();
+  if (!float_plan_dtypes<kOp>(out, {&self})) return false;
+  if (static_cast<uint32_t>(self.rank) > ET_MAX_RANK || self.rank != out.rank ||
+      !std::equal(self.sizes, self.sizes + self.rank, out.sizes))
+    return true;
+  float placeholder = 0;
+  const View vo = view_of(out), va = view_of(self), vs = contiguous_view(ET_DTYPE_FLOAT32, 0, nullptr, &placeholder);
+  plan.set({&out, &self}, make_loop(static_cast<int>(self.rank), self.sizes, {&vo, &va, &vs}));
+  return true;
+}
+
 template <Op kOp, bool kReverse = false>
-et_error* tensor_scalar_spec(const char* op, const Tensor& self, const Scalar& other, Tensor& out,
-                             const BinarySpec& spec) {
-  ETRT_TRY(check_data(op, self, "self"));
-  ETRT_TRY(check_storage(op, self, "self"));
-  int32_t common = promoted(self, other);
-  uint64_t storage;
-  View sv = scalar_view(other, computation_dtype(kOp, common), &storage);
-  if (kReverse) return binary(op, kOp, sv, view_of(self), common, out, spec);
-  return binary(op, kOp, view_of(self), sv, common, out, spec);
+et_error* tensor_scalar_spec(Call call, const Tensor& self, const Scalar& other, Tensor& out, const BinarySpec& spec) {
+  if constexpr (has_float_plan(kOp) && !kReverse) {
+    if (LoopPlan* plan = plan_of(call)) {
+      uint64_t storage;
+      scalar_view(other, ET_DTYPE_FLOAT32, &storage);  // binary()'s conversion of the scalar
+      if (const Loop* L = plan->bind({&out, &self}, {}, &storage)) {
+        run_typed<kOp, float>(*L, spec);
+        return nullptr;
+      }
+    }
+  }
+  return generic_then_replan(
+      call,
+      [&] {
+        const char* op = call.op;
+        ETRT_TRY(check_data(op, self, "self"));
+        ETRT_TRY(check_storage(op, self, "self"));
+        int32_t common = promoted(self, other);
+        uint64_t storage;
+        View sv = scalar_view(other, computation_dtype(kOp, common), &storage);
+        if (kReverse) return binary(op, kOp, sv, view_of(self), common, out, spec);
+        return binary(op, kOp, view_of(self), sv, common, out, spec);
+      },
+      [&](LoopPlan& plan) { return !kReverse && plan_float_scalar<kOp>(plan, out, self); });
 }
 
 template <Op kOp>
 et_error* tensor_scalar(Call call, const Tensor& self, Scalar other, Tensor& out) {
-  return tensor_scalar_spec<kOp>(call.op, self, other, out, BinarySpec{});
+  return tensor_scalar_spec<kOp>(call, self, other, out, BinarySpec{});
 }
 
 template <Op kOp>
 et_error* tensor_scalar_alpha(Call call, const Tensor& self, Scalar other, Scalar alpha, Tensor& out) {
-  return tensor_scalar_spec<kOp>(call.op, self, other, out, BinarySpec{alpha, true, 0});
+  return tensor_scalar_spec<kOp>(call, self, other, out, BinarySpec{alpha, true, 0});
+}
+
+template <Op kOp>
+et_error* prepare_tensor_scalar(Prepare& prepare, const Tensor& self, Scalar, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_scalar<kOp>(plan, out, self); });
+}
+
+template <Op kOp>
+et_error* prepare_tensor_scalar_alpha(Prepare& prepare, const Tensor& self, Scalar other, Scalar, Tensor& out) {
+  return prepare_tensor_scalar<kOp>(prepare, self, other, out);
 }
 
 // rsub: other - alpha * self.
 template <Op kOp>
 et_error* reverse_tensor_scalar_alpha(Call call, const Tensor& self, Scalar other, Scalar alpha, Tensor& out) {
-  return tensor_scalar_spec<kOp, true>(call.op, self, other, out, BinarySpec{alpha, true, 0});
+  return tensor_scalar_spec<kOp, true>(call, self, other, out, BinarySpec{alpha, true, 0});
 }
 
 // rounding_mode: None (true division), "trunc" or "floor".
@@ -522,7 +572,11 @@ et_error* pow_ts_out(Call call, const Tensor& self, Scalar exponent, Tensor& out
   double x = exponent.to_double();
   if (is_float(promoted(self, exponent)))
     spec.pow_mode = x == 2 ? 1 : x == 0.5 ? 2 : x == 1 ? 3 : x == -1 ? 4 : x == -0.5 ? 5 : x == 3 ? 6 : 0;
-  return tensor_scalar_spec<Op::Pow>(call.op, self, exponent, out, spec);
+  return tensor_scalar_spec<Op::Pow>(call, self, exponent, out, spec);
+}
+
+et_error* prepare_pow_ts(Prepare& prepare, const Tensor& self, Scalar exponent, Tensor& out) {
+  return prepare_tensor_scalar<Op::Pow>(prepare, self, exponent, out);
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, out)

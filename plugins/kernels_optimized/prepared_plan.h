@@ -21,23 +21,30 @@ class LoopPlan final : public PreparedState {
  public:
   // The loop with this call's data pointers, or null when the plan does not hold for these operands (the output
   // first, in the loop's operand order) and this int list argument (empty when the plan depends on none).
-  const Loop* bind(std::initializer_list<const et_tensor*> operands, IntArrayRef list = {}) {
-    if (!valid_ || operands.size() != static_cast<size_t>(loop_.nops)) return nullptr;
+  // `scalar`: this call's value of a plan's trailing scalar operand (a tensor-scalar op's converted scalar, one
+  // element broadcast), null for a plan without one.
+  const Loop* bind(std::initializer_list<const et_tensor*> operands, IntArrayRef list = {}, void* scalar = nullptr) {
+    if (!valid_ || operands.size() != tensor_count_ || (scalar != nullptr) != (tensor_count_ < static_cast<size_t>(loop_.nops)))
+      return nullptr;
     int k = 0;
     for (const et_tensor* t : operands) {
       if (t != tensors_[k]) return nullptr;
       if (t->data == nullptr && loop_.numel > 0) return nullptr;  // the generic path words the error
       loop_.data[k++] = static_cast<char*>(t->data);
     }
+    if (scalar != nullptr) loop_.data[k] = static_cast<char*>(scalar);
     if (dynamic_shapes_ && !same_shapes()) return nullptr;
     if ((list_count_ | list.count) != 0 && !same_list(list)) return nullptr;
     return &loop_;
   }
 
-  // Records `loop` as the plan for the operands' current shapes (and `list`'s current items).
+  // Records `loop` as the plan for the operands' current shapes (and `list`'s current items). A loop with one
+  // operand more than `operands` has a trailing scalar operand, whose data each bind supplies.
   void set(std::initializer_list<const et_tensor*> operands, const Loop& loop, IntArrayRef list = {}) {
-    valid_ = operands.size() == static_cast<size_t>(loop.nops) && list.count <= ET_MAX_RANK;
+    valid_ = (operands.size() == static_cast<size_t>(loop.nops) || operands.size() + 1 == static_cast<size_t>(loop.nops)) &&
+             list.count <= ET_MAX_RANK;
     if (!valid_) return;
+    tensor_count_ = operands.size();
     loop_ = loop;
     dynamic_shapes_ = false;
     int k = 0;
@@ -56,7 +63,7 @@ class LoopPlan final : public PreparedState {
 
  private:
   bool same_shapes() const {
-    for (int k = 0; k < loop_.nops; ++k) {
+    for (size_t k = 0; k < tensor_count_; ++k) {
       const et_tensor& t = *tensors_[k];
       if (t.rank != ranks_[k]) return false;
       for (int32_t d = 0; d < t.rank; ++d)
@@ -74,6 +81,7 @@ class LoopPlan final : public PreparedState {
 
   bool valid_ = false;
   bool dynamic_shapes_ = false;  // some operand may change shape (static ones cannot): compare them per call
+  size_t tensor_count_ = 0;      // the loop's operands that are tensors (all, or all but a trailing scalar)
   const et_tensor* tensors_[kMaxOperands] = {};
   int32_t ranks_[kMaxOperands] = {};
   int64_t sizes_[kMaxOperands][ET_MAX_RANK];

@@ -1,6 +1,7 @@
-"""CI guard of the per-operator dispatch cost (issue 16): callgrind counts the instructions of one execute of
-tests/models/dispatch/static_1.pte (65 operators on 1-element tensors, static shapes) and the test fails when the
-count per operator exceeds the budget of dispatch_budget.json for this build type by more than its tolerance.
+"""CI guard of the per-operator cost of small operators (issue 16): callgrind counts the instructions of one execute
+of each case of dispatch_budget.json -- tests/models/dispatch/static_1.pte (65 operators on 1-element tensors, static
+shapes: dispatch alone) and elementwise22.pte (22 operators on 70-element tensors) -- and the test fails when a
+case's count per operator exceeds its budget for this build type by more than the tolerance.
 
         python3 tests/dispatch/dispatch_budget_test.py ETRT_BINARY BUILD_TYPE
 
@@ -26,21 +27,23 @@ def main():
         print("SKIPPED: valgrind is not installed (scripts/install_deps.sh installs it)")
         return SKIP
     budget = json.loads((Path(__file__).parent / "dispatch_budget.json").read_text())
-    entry = budget["budgets"].get(build_type)
-    if entry is None:
-        print(f"FAILED: dispatch_budget.json has no budget for build type '{build_type}' "
-                    f"(it has {sorted(budget['budgets'])}); measure one with bench/dispatch_overhead.py")
-        return 1
-    limit = entry["ir_per_operator"] * (1 + budget["tolerance"])
-    measured = ir_per_operator(etrt, budget["case"], runs=10)
-    print(f"{budget['case']}: {measured:.1f} instructions per operator; budget {entry['ir_per_operator']} "
-                f"({build_type}), limit {limit:.1f} (+{100 * budget['tolerance']:.0f} %)")
-    if measured > limit:
-        print("FAILED: the per-operator dispatch cost regressed beyond the budget; profile it with "
-                    f"python3 bench/dispatch_overhead.py --annotate {budget['case']}")
-        return 1
-    return 0
-
+    status = 0
+    for case, budgets in budget["cases"].items():
+        entry = budgets.get(build_type)
+        if entry is None:
+            print(f"FAILED: dispatch_budget.json has no budget of {case} for build type '{build_type}' "
+                  f"(it has {sorted(budgets)}); measure one with bench/dispatch_overhead.py --only {case}")
+            status = 1
+            continue
+        limit = entry["ir_per_operator"] * (1 + budget["tolerance"])
+        measured = ir_per_operator(etrt, case, runs=10)
+        print(f"{case}: {measured:.1f} instructions per operator; budget {entry['ir_per_operator']} "
+              f"({build_type}), limit {limit:.1f} (+{100 * budget['tolerance']:.0f} %)")
+        if measured > limit:
+            print(f"FAILED: {case}'s per-operator cost regressed beyond its budget; profile it with "
+                  f"python3 bench/dispatch_overhead.py --annotate {case}")
+            status = 1
+    return status
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -83,6 +83,19 @@ def cases():
     c["remainder_int"] = ("aten::remainder.Tensor_out", torch.remainder, [a32, nonzero_b])
     c["remainder_scalar"] = ("aten::remainder.Scalar_out", lambda a: torch.remainder(a, -1.5), [x * 5])
     c["atan2"] = ("aten::atan2.out", torch.atan2, [x, rand(4, 5)])
+    # Tensor-scalar and comparison kernels, prepared for float32 (kernels_optimized's binary_elementwise.cpp) and
+    # generic otherwise: NaN, infinities and signed zeros against float and integer scalars.
+    cmp_in = torch.cat([special, torch.tensor([-0.0, 0.5, 2.0]), rand(7)]).reshape(4, 4)
+    for name, fn in [("gt", torch.gt), ("ge", torch.ge), ("lt", torch.lt), ("le", torch.le), ("eq", torch.eq),
+                     ("ne", torch.ne)]:
+        c[f"{name}_scalar"] = (f"aten::{name}.Scalar_out", lambda a, f=fn: f(a, 0.5), [cmp_in])
+        c[f"{name}_tensor_broadcast"] = (f"aten::{name}.Tensor_out", fn, [cmp_in, torch.tensor([0.5, -0.0, 2.0, 1.0])])
+    c["gt_scalar_int_scalar"] = ("aten::gt.Scalar_out", lambda a: a > 0, [cmp_in])
+    c["gt_scalar_int_tensor"] = ("aten::gt.Scalar_out", lambda a: a > 2.5, [ints(3, 4)])
+    for exponent in (2.0, 0.5, 3.0, -1.0, -0.5, 1.0, 1.7, 0.0):
+        c[f"pow_scalar_{exponent}"] = ("aten::pow.Tensor_Scalar_out", lambda a, e=exponent: torch.pow(a, e),
+                                       [torch.cat([special, rand(6, lo=0.1, hi=3)])])
+    c["pow_scalar_int_tensor"] = ("aten::pow.Tensor_Scalar_out", lambda a: torch.pow(a, 2), [ints(3, 4)])
     mask = rand(3, 4, 5) > 0.5
     c["any_all"] = ("aten::any.all_out", torch.any, [mask])
     c["any_dim"] = ("aten::any.out", lambda a: torch.any(a, dim=1), [mask])

@@ -11,6 +11,9 @@ y is small (0.01) so the chain stays finite. Written here:
         static_64.pte  [8, 8] inputs, static shapes
         dynamic.pte    [n, n] inputs with n in 1..8 (one symbol for both dims)
         inputs_1/x.npy, inputs_1/y.npy, inputs_64/x.npy, inputs_64/y.npy   the inputs the benchmark feeds
+        elementwise22.pte, inputs_70/x.npy, inputs_70/y.npy   issue 16's 22-instruction program on [1, 70]
+                       inputs (sub, abs, add, div, clamp, neg, exp, mul, rsqrt, pow, tanh, gt, where, sigmoid,
+                       softmax, mean, sum; bench/small_programs.py times it against ExecuTorch)
 Exported with torch.export -> executorch.exir.to_edge -> to_executorch, no delegate; view_copy is kept as an
 operator (remove_view_copy=False) so that its dispatch is measured too.
 """
@@ -42,6 +45,21 @@ class Chain(torch.nn.Module):
         return t
 
 
+class Elementwise22(torch.nn.Module):
+    def forward(self, x, y):
+        a = (x - y).abs() + x
+        b = (a / (y.abs() + 1.0)).clamp(-2.0, 2.0)
+        c = (-b).exp() * x
+        d = (c.abs() + 1.0).rsqrt().pow(2.0).tanh()
+        e = torch.where(d > 0.5, d, x).sigmoid()
+        return torch.softmax(e, -1).mean(-1, keepdim=True) + e.sum(-1, keepdim=True)
+
+
+def elementwise22_inputs():
+    torch.manual_seed(0)
+    return torch.randn(1, 70), torch.randn(1, 70)
+
+
 def inputs(n):
     rng = np.random.default_rng(16 + n)
     x = rng.uniform(-1, 1, size=(n, n)).astype(np.float32)
@@ -49,15 +67,16 @@ def inputs(n):
     return x, y
 
 
-def export(out, name, n, dynamic):
+def export(out, name, n, dynamic, module=None, example=None):
     from executorch.exir import ExecutorchBackendConfig, to_edge
-    x, y = inputs(n)
-    example = (torch.from_numpy(x), torch.from_numpy(y))
+    if example is None:
+        x, y = inputs(n)
+        example = (torch.from_numpy(x), torch.from_numpy(y))
     shapes = None
     if dynamic:
         size = torch.export.Dim("n", min=1, max=8)
         shapes = ({0: size, 1: size}, {0: size, 1: size})
-    program = torch.export.export(Chain(), example, dynamic_shapes=shapes)
+    program = torch.export.export(module or Chain(), example, dynamic_shapes=shapes)
     edge = to_edge(program)
     et = edge.to_executorch(ExecutorchBackendConfig(remove_view_copy=False))
     (out / f"{name}.pte").write_bytes(et.buffer)
@@ -83,7 +102,12 @@ def main():
         x, y = inputs(n)
         np.save(folder / "x.npy", x)
         np.save(folder / "y.npy", y)
+    e22_inputs = elementwise22_inputs()
+    (out / "inputs_70").mkdir(exist_ok=True)
+    for name, tensor in zip(("x", "y"), e22_inputs):
+        np.save(out / "inputs_70" / f"{name}.npy", tensor.numpy())
     graphs = {"static_1": export(out, "static_1", 1, False), "static_64": export(out, "static_64", 8, False),
+              "elementwise22": export(out, "elementwise22", 0, False, Elementwise22().eval(), e22_inputs),
                         "dynamic": export(out, "dynamic", 8, True)}
     (out / "graphs.json").write_text(json.dumps(graphs, indent=1, sort_keys=True) + "\n")
     print(json.dumps(graphs, indent=1))

@@ -178,15 +178,14 @@ et_error* float_op(Call call, const Tensor& self, Tensor& out) {
 
 // Activations defined for floating point inputs only.
 template <typename Make>
-et_error* activation_with(const char* op, const Tensor& self, Tensor& out, Make&& make) {
+et_error* activation_with(const Call& call, const Tensor& self, Tensor& out, Make&& make) {
   if (!is_float(self.dtype))
-    return unsupported(op, std::string("dtype ") + dtype_name(self.dtype) + " is not supported (floating point only)");
-  return unary<kF>(op, self, out, compute_dtype(self.dtype), self.dtype, make);
+    return unsupported(call.op, std::string("dtype ") + dtype_name(self.dtype) + " is not supported (floating point only)");
+  return unary_prepared<kF>(call, self, out, compute_dtype(self.dtype), self.dtype, make);
 }
 template <typename F>
 et_error* activation(Call call, const Tensor& self, Tensor& out) {
-  if (!is_float(self.dtype)) return activation_with(call.op, self, out, make_of<F>());  // words the error
-  return unary_prepared<kF>(call, self, out, compute_dtype(self.dtype), self.dtype, make_of<F>());
+  return activation_with(call, self, out, make_of<F>());
 }
 
 // Operators that keep the input's dtype (floating point and integral).
@@ -319,7 +318,7 @@ et_error* logit_out(Call call, const Tensor& self, std::optional<double> eps, Te
 
 // elu.out(self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, out)
 et_error* elu_out(Call call, const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale, Tensor& out) {
-  return activation_with(call.op, self, out, [&](auto tag) {
+  return activation_with(call, self, out, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T a = static_cast<T>(alpha.to_double()), s = static_cast<T>(scale.to_double()),
             in = static_cast<T>(input_scale.to_double());
@@ -342,7 +341,7 @@ et_error* elu_out(Call call, const Tensor& self, Scalar alpha, Scalar scale, Sca
 
 // hardtanh.out(self, Scalar min_val=-1, Scalar max_val=1, *, out)
 et_error* hardtanh_out(Call call, const Tensor& self, Scalar lo, Scalar hi, Tensor& out) {
-  return unary<kF | kI>(call.op, self, out, compute_dtype(self.dtype), self.dtype, [&](auto tag) {
+  return unary_prepared<kF | kI>(call, self, out, compute_dtype(self.dtype), self.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T l, h;
     if constexpr (std::is_floating_point_v<T>) l = static_cast<T>(lo.to_double()), h = static_cast<T>(hi.to_double());
@@ -368,7 +367,7 @@ et_error* clamp_out(Call call, const Tensor& self, std::optional<Scalar> min, st
   int32_t common = rt.get();
   int32_t cd = compute_dtype(common);
   if (cd == ET_DTYPE_BOOL) cd = ET_DTYPE_INT64;
-  return unary<kF | kI>(op, self, out, cd, common, [&](auto tag) {
+  return unary_prepared<kF | kI>(call, self, out, cd, common, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T l = std::numeric_limits<T>::lowest(), h = std::numeric_limits<T>::max();
     if constexpr (std::is_floating_point_v<T>) {
@@ -391,7 +390,7 @@ et_error* gelu_out(Call call, const Tensor& self, std::optional<std::string_view
   const char* op = call.op;
   std::string_view mode = approximate.value_or("none");
   if (mode == "none") {
-    return activation_with(op, self, out, [](auto tag) {
+    return activation_with(call, self, out, [](auto tag) {
       using T = typename decltype(tag)::type;
       auto scalar = [](T x) -> T {
         if constexpr (std::is_same_v<T, float>) return 0.5f * x * (1.0f + erf_fast(x * 0.70710678118654752f));
@@ -403,7 +402,7 @@ et_error* gelu_out(Call call, const Tensor& self, std::optional<std::string_view
   }
   if (mode == "tanh") {
     // 0.5 x (1 + tanh(u)) == x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
-    return activation_with(op, self, out, [](auto tag) {
+    return activation_with(call, self, out, [](auto tag) {
       using T = typename decltype(tag)::type;
       auto scalar = [](T x) -> T {
         const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
@@ -418,11 +417,29 @@ et_error* gelu_out(Call call, const Tensor& self, std::optional<std::string_view
 
 // leaky_relu.out(self, Scalar negative_slope=0.01, *, out)
 et_error* leaky_relu_out(Call call, const Tensor& self, Scalar slope, Tensor& out) {
-  return activation_with(call.op, self, out, [&](auto tag) {
+  return activation_with(call, self, out, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = static_cast<T>(slope.to_double());
     return [s](T x) -> T { return x > T(0) ? x : x * s; };
   });
+}
+
+// The prepare functions of the unary kernels with parameters besides self and out: their plan depends on self and
+// out only (the parameters are read on every call).
+et_error* prepare_clamp(Prepare& prepare, const Tensor& self, std::optional<Scalar>, std::optional<Scalar>, Tensor& out) {
+  return prepare_float_unary(prepare, self, out);
+}
+et_error* prepare_hardtanh(Prepare& prepare, const Tensor& self, Scalar, Scalar, Tensor& out) {
+  return prepare_float_unary(prepare, self, out);
+}
+et_error* prepare_gelu(Prepare& prepare, const Tensor& self, std::optional<std::string_view>, Tensor& out) {
+  return prepare_float_unary(prepare, self, out);
+}
+et_error* prepare_leaky_relu(Prepare& prepare, const Tensor& self, Scalar, Tensor& out) {
+  return prepare_float_unary(prepare, self, out);
+}
+et_error* prepare_elu(Prepare& prepare, const Tensor& self, Scalar, Scalar, Scalar, Tensor& out) {
+  return prepare_float_unary(prepare, self, out);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 
 namespace etrt::kernels::pw {
 namespace {
@@ -272,22 +273,55 @@ void reduce_all(const T* in, const ReducePlan& p, Make&& make, Finish&& finish) 
 
 enum class Kind { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Any, All, Prod };
 
-// float32 sum or mean of slices that are each one contiguous run, small enough for one thread: summed
-// in double lanes like the general path and written straight into a contiguous float32 `out`, without
-// the general path's double result buffer and its conversion pass (most of a small reduction's cost).
+// float32 sum or mean of slices that are each one contiguous run, small enough for one thread: summed in double
+// lanes like the general path and written straight into a contiguous float32 `out`, without the general path's
+// double result buffer and its conversion pass (most of a small reduction's cost).
+bool small_float_slices(const et_tensor& in, const et_tensor& out, const ReducePlan& p, Kind k) {
+  return (k == Kind::Sum || k == Kind::Mean) && in.dtype == ET_DTYPE_FLOAT32 && out.dtype == ET_DTYPE_FLOAT32 &&
+         p.red_rank == 1 && (p.red_strides[0] == 1 || p.reduced <= 1) &&
+         p.outputs * p.reduced <= static_cast<int64_t>(kGrain) && view_of(out).contiguous();
+}
+
+inline float slice_result(const float* x, int64_t n, bool mean) {
+  SumAcc<float> acc;
+  if (n > 0) acc.run(x, 1, n, 0);
+  return static_cast<float>(mean ? acc.total / static_cast<double>(n) : acc.total);
+}
+
 bool reduce_small_float_slices(const et_tensor& in, et_tensor& out, const ReducePlan& p, Kind k) {
-  if ((k != Kind::Sum && k != Kind::Mean) || in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32)
-    return false;
-  if (p.red_rank != 1 || (p.red_strides[0] != 1 && p.reduced > 1)) return false;
-  if (p.outputs * p.reduced > static_cast<int64_t>(kGrain) || !view_of(out).contiguous()) return false;
+  if (!small_float_slices(in, out, p, k)) return false;
   const auto* x = static_cast<const float*>(in.data);
   auto* y = static_cast<float*>(out.data);
-  const double scale = k == Kind::Mean ? static_cast<double>(p.reduced) : 1.0;
-  for (int64_t o = 0; o < p.outputs; ++o) {
-    SumAcc<float> acc;
-    if (p.reduced > 0) acc.run(x + kept_offset(p, o), 1, p.reduced, 0);
-    y[o] = static_cast<float>(k == Kind::Mean ? acc.total / scale : acc.total);
+  for (int64_t o = 0; o < p.outputs; ++o) y[o] = slice_result(x + kept_offset(p, o), p.reduced, k == Kind::Mean);
+  return true;
+}
+
+// Prepared float32 sums and means (prepared_plan.h) of a contiguous input over trailing dims: the plan is a loop of
+// one dim over the outputs whose input stride is the slice (its byte stride gives the slice length), so a call
+// checks the operands and the dims list (its items may be symbolic) and sums.
+template <Kind kKind>
+bool plan_float_slices(LoopPlan& plan, const et_tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+                       std::optional<ScalarType> dtype, const et_tensor& out) {
+  plan.clear();
+  if (self.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32 ||
+      (dtype && static_cast<int32_t>(*dtype) != ET_DTYPE_FLOAT32))
+    return false;
+  if (static_cast<uint32_t>(self.rank) > ET_MAX_RANK || !etrt::plugin::is_contiguous(self)) return true;
+  ReducePlan p;
+  if (et_error* error = plan_reduction("", self, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, &p)) {
+    host.api()->error_destroy(error);  // a bad dim: the generic path reports it
+    return true;
   }
+  if (!small_float_slices(self, out, p, kKind) || p.out_rank != out.rank ||
+      !std::equal(p.out_sizes, p.out_sizes + p.out_rank, out.sizes))
+    return true;
+  Loop L;
+  L.rank = 1;
+  L.nops = 2;
+  L.numel = L.sizes[0] = p.outputs;
+  L.strides[0][0] = sizeof(float);
+  L.strides[1][0] = p.reduced * static_cast<int64_t>(sizeof(float));
+  plan.set({&out, &self}, L, dim.value_or(IntArrayRef{}));
   return true;
 }
 
@@ -428,9 +462,26 @@ et_error* reduce(const char* op, const et_tensor& input, et_tensor& out, const R
 template <Kind kKind>
 et_error* sum_like(Call call, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                    std::optional<ScalarType> dtype, Tensor& out) {
+  if (LoopPlan* plan = plan_of(call))
+    if (const Loop* L = plan->bind({&out, &self}, dim.value_or(IntArrayRef{}))) {
+      const auto* x = reinterpret_cast<const float*>(L->data[1]);
+      auto* y = reinterpret_cast<float*>(L->data[0]);
+      const int64_t reduced = L->strides[1][0] / static_cast<int64_t>(sizeof(float));
+      for (int64_t o = 0; o < L->numel; ++o) y[o] = slice_result(x + o * reduced, reduced, kKind == Kind::Mean);
+      return nullptr;
+    }
   Request q{kKind, dim.has_value(), dim.value_or(IntArrayRef{}), keepdim, dtype.has_value(),
             dtype ? static_cast<int64_t>(*dtype) : 0, 1};
-  return reduce(call.op, self, out, q);
+  return generic_then_replan(
+      call, [&] { return reduce(call.op, self, out, q); },
+      [&](LoopPlan& plan) { return plan_float_slices<kKind>(plan, self, dim, keepdim, dtype, out); });
+}
+
+template <Kind kKind>
+et_error* prepare_sum_like(Prepare& prepare, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+                           std::optional<ScalarType> dtype, Tensor& out) {
+  return prepare_plan(prepare,
+                      [&](LoopPlan& plan) { return plan_float_slices<kKind>(plan, self, dim, keepdim, dtype, out); });
 }
 
 // (self, int[1] dim=[], keepdim, *, out): amax/amin

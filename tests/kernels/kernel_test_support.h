@@ -84,4 +84,43 @@ inline std::string run_kernel(const char* op, std::vector<et_value*> args, bool 
   return message;
 }
 
+// One instruction of `op` as a method runs it when the kernel prepares (ABI 1.4): prepared once with these
+// arguments (plus the last again as the return value), then every call() goes to run_prepared, or to fn when the
+// kernel declined; released at the end. The arguments stay the test's: change their data or shapes between calls.
+class PreparedInstruction {
+ public:
+  PreparedInstruction(const char* op, std::vector<et_value*> args) : args_(std::move(args)) {
+    kernel_ = etrt::Runtime::get().find_kernel(op);
+    if (!args_.empty()) args_.push_back(args_.back());
+    if (kernel_.prepare != nullptr) {
+      et_error* error = kernel_.prepare(kernel_.user_data, args_.data(), args_.size(), &state_);
+      prepare_error_ = error ? et_error_message(error) : "";
+      et_error_destroy(error);
+    }
+  }
+  ~PreparedInstruction() {
+    if (state_ != nullptr) kernel_.release(kernel_.user_data, state_);
+  }
+  PreparedInstruction(const PreparedInstruction&) = delete;
+  PreparedInstruction& operator=(const PreparedInstruction&) = delete;
+
+  bool prepared() const { return state_ != nullptr; }
+  const std::string& prepare_error() const { return prepare_error_; }
+  // The error message of one call, "" on success.
+  std::string call() {
+    et_error* error = state_ != nullptr
+                          ? kernel_.run_prepared(kernel_.user_data, state_, nullptr, args_.data(), args_.size())
+                          : kernel_.fn(kernel_.user_data, nullptr, args_.data(), args_.size());
+    std::string message = error ? et_error_message(error) : "";
+    et_error_destroy(error);
+    return message;
+  }
+
+ private:
+  et_kernel_descriptor kernel_{};
+  std::vector<et_value*> args_;
+  void* state_ = nullptr;
+  std::string prepare_error_;
+};
+
 }  // namespace etrt_test

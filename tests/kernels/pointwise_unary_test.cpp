@@ -421,6 +421,51 @@ TEST(PointwiseReduce, NoneDimsReduceEverythingAndInt64Sums) {
 // float32 sums and means of contiguous trailing slices (reductions.cpp's small-slice path) accumulate in double
 // like every other float reduction: each result is the double total rounded once to float, whether the output
 // is contiguous (that path) or strided (the general one); an empty slice gives 0 and NaN.
+// sum and mean prepared as a method prepares them (reductions.cpp's plan for contiguous float32 slices): each call
+// reads the input's current data, a changed dynamic shape takes the generic path, and inputs the plan does not
+// cover (strided, float64) still give the reference result.
+TEST(PointwiseReduce, PreparedFloatSumsFollowTheirInputsDataAndShape) {
+  auto expect_sums = [](const TT& in, const TT& out, bool mean, const std::string& what) {
+    const size_t rows = out.numel(), length = in.numel() / rows;
+    for (size_t o = 0; o < rows; ++o) {
+      double total = 0;
+      for (size_t k = 0; k < length; ++k) total += in.flat(o * length + k);
+      EXPECT_NEAR(out.flat(o), mean ? total / static_cast<double>(length) : total, 1e-5) << what << ", row " << o;
+    }
+  };
+  for (bool mean : {false, true}) {
+    const char* op = mean ? "aten::mean.out" : "aten::sum.IntList_out";
+    TT in({2, 3, 5}, ET_DTYPE_FLOAT32, 3, 0, ET_SHAPE_DYNAMIC_BOUND), out({2, 3});
+    auto dims = int_list({-1});
+    auto no_keepdim = boolean(false), no_dtype = none();  // the instructions below keep pointers to them
+    etrt_test::PreparedInstruction instruction(op, {&in.v, &dims->v, &no_keepdim->v, &no_dtype->v, &out.v});
+    ASSERT_EQ(instruction.prepare_error(), "");
+    EXPECT_TRUE(instruction.prepared()) << op;
+    ASSERT_EQ(instruction.call(), "");
+    expect_sums(in, out, mean, "first call");
+    in.randomize(11);
+    ASSERT_EQ(instruction.call(), "");
+    expect_sums(in, out, mean, "new data");
+    in.sizes[2] = 4;  // the dynamic dim shrinks: the plan no longer holds
+    in.set_layout({0, 1, 2});
+    in.t.nbytes = in.numel() * sizeof(float);
+    ASSERT_EQ(instruction.call(), "");
+    expect_sums(in, out, mean, "shrunk input");
+    ASSERT_EQ(instruction.call(), "");
+    expect_sums(in, out, mean, "shrunk input, planned again");
+
+    TT strided({2, 5}, ET_DTYPE_FLOAT32, 4, 0, ET_SHAPE_STATIC, /*transposed=*/true), strided_out({2});
+    etrt_test::PreparedInstruction on_strided(op, {&strided.v, &dims->v, &no_keepdim->v, &no_dtype->v, &strided_out.v});
+    ASSERT_EQ(on_strided.call(), "");
+    expect_sums(strided, strided_out, mean, "strided input");
+    TT wide({2, 5}, ET_DTYPE_FLOAT64, 5), wide_out({2}, ET_DTYPE_FLOAT64);
+    etrt_test::PreparedInstruction on_float64(op, {&wide.v, &dims->v, &no_keepdim->v, &no_dtype->v, &wide_out.v});
+    EXPECT_FALSE(on_float64.prepared());
+    ASSERT_EQ(on_float64.call(), "");
+    expect_sums(wide, wide_out, mean, "float64");
+  }
+}
+
 TEST(PointwiseReduce, FloatSlicesAccumulateInDoubleOnEveryPath) {
   for (int64_t length : {0, 1, 7, 8, 9, 70, 257}) {
     for (bool strided_out : {false, true}) {

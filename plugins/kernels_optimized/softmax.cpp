@@ -6,6 +6,7 @@
 // (plugins/common/vector_math.h) when the CPU has AVX2 and FMA.
 
 #include "pointwise_common.h"
+#include "prepared_plan.h"
 #include "vector_math.h"
 
 namespace etrt::kernels::pw {
@@ -262,8 +263,7 @@ void softmax(const T* x, T* y, int64_t outer, int64_t D, int64_t inner) {
 }
 
 template <bool kLog>
-et_error* softmax_kernel(Call call, const Tensor& self_arg, int64_t dim, bool half_to_float, Tensor& out_arg) {
-  const char* op = call.op;
+et_error* softmax_generic(const char* op, const Tensor& self_arg, int64_t dim, bool half_to_float, Tensor& out_arg) {
   const et_tensor* self = &self_arg;
   et_tensor* out = &out_arg;
   ETRT_TRY(check_data(op, *self, "self"));
@@ -298,6 +298,49 @@ et_error* softmax_kernel(Call call, const Tensor& self_arg, int64_t dim, bool ha
                           D, inner);
   ob.finish();
   return nullptr;
+}
+
+// Prepared float32 softmax of contiguous tensors (prepared_plan.h). The plan keeps the shape's [outer, D, inner]
+// split as its loop's sizes -- the loop is not iterated, softmax() walks the rows itself -- and the dim as its list,
+// so a call checks the operands and the dim and runs softmax().
+bool plan_float_softmax(LoopPlan& plan, const et_tensor& self, int64_t dim, const et_tensor& out) {
+  plan.clear();
+  if (self.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32) return false;
+  if (static_cast<uint32_t>(self.rank) > ET_MAX_RANK || self.rank != out.rank ||
+      !std::equal(self.sizes, self.sizes + self.rank, out.sizes) || !etrt::plugin::is_contiguous(self) ||
+      !etrt::plugin::is_contiguous(out) || etrt::plugin::numel(self) == 0)
+    return true;
+  int64_t d = 0;
+  if (et_error* error = normalize_dim("", dim, self.rank, &d)) {  // the generic path reports it
+    host.api()->error_destroy(error);
+    return true;
+  }
+  Loop L;
+  L.rank = 3;
+  L.nops = 2;
+  L.numel = static_cast<int64_t>(etrt::plugin::numel(self));
+  L.sizes[0] = L.sizes[1] = L.sizes[2] = 1;
+  for (int64_t i = 0; i < self.rank; ++i) L.sizes[i < d ? 0 : i == d ? 1 : 2] *= self.sizes[i];
+  plan.set({&out, &self}, L, IntArrayRef{&dim, 1});
+  return true;
+}
+
+template <bool kLog>
+et_error* softmax_kernel(Call call, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
+  if (LoopPlan* plan = plan_of(call))
+    if (!half_to_float)
+      if (const Loop* L = plan->bind({&out, &self}, IntArrayRef{&dim, 1})) {
+        softmax<float, kLog>(reinterpret_cast<const float*>(L->data[1]), reinterpret_cast<float*>(L->data[0]),
+                             L->sizes[0], L->sizes[1], L->sizes[2]);
+        return nullptr;
+      }
+  return generic_then_replan(
+      call, [&] { return softmax_generic<kLog>(call.op, self, dim, half_to_float, out); },
+      [&](LoopPlan& plan) { return plan_float_softmax(plan, self, dim, out); });
+}
+
+et_error* prepare_softmax(Prepare& prepare, const Tensor& self, int64_t dim, bool, Tensor& out) {
+  return prepare_plan(prepare, [&](LoopPlan& plan) { return plan_float_softmax(plan, self, dim, out); });
 }
 
 }  // namespace

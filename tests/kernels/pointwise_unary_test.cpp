@@ -241,6 +241,58 @@ TEST(PointwiseSoftmax, AnyDimMatchesReference) {
   }
 }
 
+// Softmax prepared as a method prepares it (softmax.cpp's plan for contiguous float32 tensors): every dim, new data
+// on each call, a strided input (no plan), and a dynamic shape that shrinks (the generic path, then a new plan).
+TEST(PointwiseSoftmax, PreparedCallsFollowDataDimsAndShapes) {
+  std::mt19937 rng(77);
+  auto check = [](const TT& in, const TT& out, int64_t dim, bool log, const std::string& what) {
+    const int64_t rank = static_cast<int64_t>(in.sizes.size());
+    std::vector<double> expected;
+    softmax_ref(in, rank == 0 ? 0 : (dim + rank) % rank, log, &expected);
+    ASSERT_EQ(out.numel(), expected.size()) << what;
+    for (size_t k = 0; k < expected.size(); ++k)
+      ASSERT_NEAR(out.flat(k), expected[k], tol(expected[k], 1e-6, 1e-5)) << what << " at " << k;
+  };
+  const std::vector<std::vector<int64_t>> shapes = {{5, 3}, {2, 3, 4, 5}, {7}, {}, {3, 300, 2}, {1, 1, 513}};
+  for (const auto& shape : shapes) {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    for (int64_t dim = -std::max<int64_t>(rank, 1); dim < std::max<int64_t>(rank, 1); ++dim) {
+      for (bool log : {false, true}) {
+        for (bool transposed : {false, true}) {
+          const char* op = log ? "aten::_log_softmax.out" : "aten::_softmax.out";
+          TT in(shape, ET_DTYPE_FLOAT32, rng(), 0, ET_SHAPE_STATIC, transposed), out(shape);
+          auto dim_value = integer(dim), no_half = boolean(false);  // the instruction keeps pointers to them
+          etrt_test::PreparedInstruction instruction(op, {&in.v, &dim_value->v, &no_half->v, &out.v});
+          ASSERT_EQ(instruction.prepare_error(), "");
+          EXPECT_TRUE(instruction.prepared()) << op;
+          const std::string what = std::string(op) + " rank " + std::to_string(rank) + " dim " + std::to_string(dim) +
+                                   (transposed ? " transposed" : "");
+          for (int call = 0; call < 2; ++call) {
+            in.randomize(rng(), -10, 10);
+            ASSERT_EQ(instruction.call(), "") << what;
+            check(in, out, dim, log, what + " call " + std::to_string(call));
+          }
+        }
+      }
+    }
+  }
+  TT in({4, 6}, ET_DTYPE_FLOAT32, 3, 0, ET_SHAPE_DYNAMIC_BOUND), out({4, 6}, ET_DTYPE_FLOAT32, 1, 0, ET_SHAPE_DYNAMIC_BOUND);
+  auto last = integer(-1), no_half = boolean(false);
+  etrt_test::PreparedInstruction instruction("aten::_softmax.out", {&in.v, &last->v, &no_half->v, &out.v});
+  ASSERT_EQ(instruction.call(), "");
+  check(in, out, -1, false, "at the bound");
+  in.sizes[1] = 5;  // rows shrink: the plan no longer holds
+  in.set_layout({0, 1});
+  in.t.nbytes = in.numel() * sizeof(float);
+  for (const char* what : {"shrunk rows", "shrunk rows, planned again"}) {
+    ASSERT_EQ(instruction.call(), "");
+    ASSERT_EQ(out.t.sizes[1], 5) << what;
+    out.sizes[1] = 5;  // TT reads its own copy of the shape
+    out.set_layout({0, 1});
+    check(in, out, -1, false, what);
+  }
+}
+
 TEST(PointwiseSoftmax, MinusInfinityEntriesGetExactlyZero) {
   TT in({4, 4}), out({4, 4});
   for (int64_t i = 0; i < 4; ++i)

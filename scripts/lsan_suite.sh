@@ -38,15 +38,23 @@ if [ "${LSAN_NO_BUILD:-0}" != 1 ]; then
 fi
 
 # Our tests vs the pytest ones, by the program each ctest runs. The rest (the wheel
-# scripts: they build and test a wheel of their own, outside this ASan tree) are skipped.
+# scripts and the tests of their wheel: built and tested outside this ASan tree) are skipped.
 mapfile -t split < <(ctest --test-dir "$BUILD" -R "$REGEX" --show-only=json-v1 | python3 -c '
 import json, os, sys
 build = os.path.realpath(sys.argv[1])
 native, python, other = [], [], []
-for t in json.load(sys.stdin)["tests"]:
-    program = (t.get("command") or [""])[0]
-    if os.path.basename(program).startswith("python"): python.append(t["name"])
-    elif os.path.realpath(program).startswith(build + os.sep): native.append(t["name"])
+tests = json.load(sys.stdin)["tests"]
+fixtures = lambda t, kind: [f for p in t.get("properties", []) if p["name"] == kind
+                            for f in (p["value"] if isinstance(p["value"], list) else [p["value"]])]
+program = lambda t: (t.get("command") or [""])[0]
+ours = lambda t: os.path.realpath(program(t)).startswith(build + os.sep)
+is_python = lambda t: os.path.basename(program(t)).startswith("python")
+# A test needing a fixture that a skipped test sets up (the wheel) is skipped too.
+foreign = {f for t in tests if not ours(t) and not is_python(t) for f in fixtures(t, "FIXTURES_SETUP")}
+for t in tests:
+    if set(fixtures(t, "FIXTURES_REQUIRED")) & foreign: other.append(t["name"])
+    elif is_python(t): python.append(t["name"])
+    elif ours(t): native.append(t["name"])
     else: other.append(t["name"])
 as_regex = lambda names: "^(" + "|".join(names) + ")$" if names else "^$"
 print(as_regex(native)); print(as_regex(python)); print(" ".join(other))' "$BUILD")

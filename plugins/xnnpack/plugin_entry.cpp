@@ -6,6 +6,7 @@
 // ETRT_XNNPACK_STATS names a file, one JSON line is appended to it.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -31,12 +32,10 @@ et_error* init_delegate(void*, const et_backend_init_args* args, void** out_hand
   const Library* lib = library(&why);
   if (lib == nullptr) return host.error(ET_ERR_NOT_SUPPORTED, "XnnpackBackend: " + why);
   try {
-    auto* delegate = new Delegate(host, lib);
-    if (et_error* error = delegate->init(*args)) {
-      delete delegate;
-      return error;
-    }
-    *out_handle = delegate;
+    // Owned until init succeeds: a throw from init (bad_alloc) frees it as a returned error does.
+    auto delegate = std::make_unique<Delegate>(host, lib);
+    if (et_error* error = delegate->init(*args)) return error;
+    *out_handle = delegate.release();
     return nullptr;
   } catch (const std::bad_alloc&) {
     return host.error(ET_ERR_OUT_OF_MEMORY, "XnnpackBackend: out of memory while compiling the delegate");

@@ -18,6 +18,7 @@ using ::testing::HasSubstr;
 namespace {
 
 TEST(XnnpackDecoy, PluginBindsItsOwnXnnpackDespiteAGlobalDecoy) {
+  if (std::string why = xnnpack_test::decoy_unsupported(); !why.empty()) GTEST_SKIP() << why;
   std::string stats = "/tmp/etrt_xnnpack_decoy_" + std::to_string(getpid()) + ".jsonl";
   std::remove(stats.c_str());
   setenv("ETRT_XNNPACK_STATS", stats.c_str(), 1);

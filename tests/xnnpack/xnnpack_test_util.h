@@ -11,8 +11,16 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "etrt/private_library.hpp"
 
 namespace xnnpack_test {
+
+// Why the decoy tests cannot run in this process, or "": a sanitizer runtime refuses RTLD_DEEPBIND, so the
+// plugin opens its XNNPACK without it and the decoy then takes XNNPACK's own internal calls (xnn_create_*,
+// xnn_delete_runtime through its PLT) -- the very interposition these tests show DEEPBIND prevents.
+inline std::string decoy_unsupported() {
+  return etrt::plugin::deep_bind_allowed() ? "" : "RTLD_DEEPBIND is unavailable (a sanitizer runtime is loaded)";
+}
 
 inline std::string model_path(const std::string& model, const std::string& file) {
   return std::string(ETRT_MODELS_DIR) + "/" + model + "/" + file;

@@ -46,7 +46,7 @@ def profile(pte, method, runs, input_files, folder):
     python = os.path.realpath(sys.executable)
     out = os.path.join(folder, f"callgrind.{runs}.out")
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, __file__, "--child",
-                    pte, "--method", method, "--runs", str(runs), *input_files],
+                    "--method", method, "--runs", str(runs), pte, *input_files],
                    check=True, capture_output=True)
     return inclusive_count(out)
 

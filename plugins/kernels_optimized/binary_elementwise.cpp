@@ -473,9 +473,7 @@ template <Op kOp>
 bool plan_float_scalar(LoopPlan& plan, const et_tensor& out, const et_tensor& self) {
   plan.clear();
   if (!float_plan_dtypes<kOp>(out, {&self})) return false;
-  if (static_cast<uint32_t>(self.rank) > ET_MAX_RANK || self.rank != out.rank ||
-      !std::equal(self.sizes, self.sizes + self.rank, out.sizes))
-    return true;
+  if (!same_plannable_shape(self, out)) return true;
   float placeholder = 0;
   const View vo = view_of(out), va = view_of(self), vs = contiguous_view(ET_DTYPE_FLOAT32, 0, nullptr, &placeholder);
   plan.set({&out, &self}, make_loop(static_cast<int>(self.rank), self.sizes, {&vo, &va, &vs}));

@@ -90,6 +90,12 @@ class LoopPlan final : public PreparedState {
   Loop loop_;
 };
 
+// Whether `a` and `b` have one shape, of a rank a plan can hold: the operands of the plans that run over one
+// shape (unary ops, tensor-scalar ops, softmax).
+inline bool same_plannable_shape(const et_tensor& a, const et_tensor& b) {
+  return static_cast<uint32_t>(a.rank) <= ET_MAX_RANK && a.rank == b.rank && std::equal(a.sizes, a.sizes + a.rank, b.sizes);
+}
+
 // The instruction's plan when the kernel was prepared (null otherwise).
 inline LoopPlan* plan_of(const etrt::plugin::Call& call) { return static_cast<LoopPlan*>(call.state); }
 

@@ -306,8 +306,7 @@ et_error* softmax_generic(const char* op, const Tensor& self_arg, int64_t dim, b
 bool plan_float_softmax(LoopPlan& plan, const et_tensor& self, int64_t dim, const et_tensor& out) {
   plan.clear();
   if (self.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32) return false;
-  if (static_cast<uint32_t>(self.rank) > ET_MAX_RANK || self.rank != out.rank ||
-      !std::equal(self.sizes, self.sizes + self.rank, out.sizes) || !etrt::plugin::is_contiguous(self) ||
+  if (!same_plannable_shape(self, out) || !etrt::plugin::is_contiguous(self) ||
       !etrt::plugin::is_contiguous(out) || etrt::plugin::numel(self) == 0)
     return true;
   int64_t d = 0;

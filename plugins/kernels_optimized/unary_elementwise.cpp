@@ -118,9 +118,7 @@ et_error* unary(const char* op, const et_tensor& in, et_tensor& out, int32_t cd,
 bool plan_float_unary(LoopPlan& plan, const et_tensor& out, const et_tensor& in) {
   plan.clear();
   if (in.dtype != ET_DTYPE_FLOAT32 || out.dtype != ET_DTYPE_FLOAT32) return false;
-  if (in.rank != out.rank || static_cast<uint32_t>(in.rank) > ET_MAX_RANK ||
-      !std::equal(in.sizes, in.sizes + in.rank, out.sizes))
-    return true;
+  if (!same_plannable_shape(in, out)) return true;
   const View vo = view_of(out), vi = view_of(in);
   plan.set({&out, &in}, make_loop(in.rank, in.sizes, {&vo, &vi}));
   return true;

@@ -1,5 +1,10 @@
 #include "event_log.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstring>
+
 namespace etrt::etdump {
 
 NameId EventLog::intern(std::string_view text) {
@@ -9,6 +14,77 @@ NameId EventLog::intern(std::string_view text) {
   auto id = static_cast<NameId>(strings_.size() - 1);
   ids_.emplace(strings_.back(), id);
   return id;
+}
+
+namespace {
+
+int32_t to_int32(int64_t value) { return value < INT32_MIN || value > INT32_MAX ? -1 : static_cast<int32_t>(value); }
+
+}  // namespace
+
+void EventLog::finish(NameId run_name, NameId delegate_name) {
+  convert_raw(run_name, delegate_name);
+  resolve_names();
+}
+
+void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
+  if (raw_.empty()) return;
+  std::vector<ProfileRecord> converted(raw_.size());
+  // Instruction spans end in order and each starts after the one before ended:
+  // readings converted with a later anchor may come out a few ns early, so they
+  // are clamped as the host's clock clamps its own readings.
+  uint64_t last = 0;
+  for (const RawBatch& batch : raw_batches_) {
+    auto ns = [&](uint64_t reading, uint32_t flags) -> uint64_t {
+      if ((flags & ET_TRACE_RECORD_NS) != 0 || batch.ns_per_tick <= 0) return reading;
+      if (reading <= batch.anchor_ticks) return batch.anchor_ns;
+      return batch.anchor_ns + static_cast<uint64_t>(static_cast<double>(reading - batch.anchor_ticks) * batch.ns_per_tick);
+    };
+    for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
+      const et_trace_record& raw = raw_[i];
+      ProfileRecord& record = converted[i];
+      record.start_ns = ns(raw.start, raw.flags);
+      record.end_ns = ns(raw.end, raw.flags);
+      if (raw.kind == ET_TRACE_METHOD) {  // the run: began before its instructions, ends after them
+        record.end_ns = std::max(record.end_ns, last);
+        record.start_ns = std::min(record.start_ns, record.end_ns);
+        record.name = run_name;
+        record.instruction = -1;
+        record.chain = 0;
+      } else {
+        record.start_ns = std::max(record.start_ns, last);
+        record.end_ns = std::max(record.end_ns, record.start_ns);
+        record.instruction = raw.id;
+        record.chain = to_int32(raw.chain_id < 0 ? 0 : raw.chain_id);
+        if (raw.kind == ET_TRACE_DELEGATE)
+          record.name = delegate_name;
+        else
+          record.kept_name = raw.name != nullptr ? raw.name : "";
+      }
+      last = record.end_ns;
+      record.kept_plugin = raw.plugin;
+    }
+  }
+  for (EventRecord& event : events_) {
+    if (!event.raw) continue;
+    const uint32_t raw_index = event.index;
+    event = {true, static_cast<uint32_t>(profiles_.size()), false};
+    profiles_.push_back(converted[raw_index]);
+  }
+  raw_.clear();
+  raw_batches_.clear();
+  unresolved_ = true;
+}
+
+void EventLog::copy_prefixes(const et_trace_batch& batch) {
+  const size_t stride = batch.records[0].struct_size;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(batch.records);
+  for (size_t i = 0; i < batch.count; ++i) {
+    et_trace_record record{};
+    if (stride >= offsetof(et_trace_record, flags) + sizeof(record.flags))  // else: too short to be 1.6
+      std::memcpy(&record, bytes + i * stride, std::min(stride, sizeof record));
+    raw_.push_back(record);
+  }
 }
 
 void EventLog::resolve_names() {
@@ -28,6 +104,8 @@ void EventLog::resolve_names() {
 }
 
 void EventLog::clear() {
+  raw_.clear();
+  raw_batches_.clear();
   blocks_.clear();
   events_.clear();
   profiles_.clear();

@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "etrt/plugin_api.h"
+
 namespace etrt::etdump {
 
 // Index into EventLog's string table; 0 is "no string".
@@ -35,7 +37,7 @@ struct ProfileRecord {
   NameId plugin = kNoName;  // who served it (profile table, Chrome trace args); not part of ETDump
   bool in_etdump = true;    // false: Chrome trace only (chunks of work on pool threads)
   // Set instead of name/plugin for a span whose texts the host keeps (ABI 1.5
-  // session_span); EventLog::resolve_names() turns them into ids.
+  // session_span); EventLog::finish() turns them into ids.
   const char* kept_name = nullptr;
   const char* kept_plugin = nullptr;
 };
@@ -65,7 +67,8 @@ struct DebugRecord {
 
 struct EventRecord {
   bool is_profile = true;
-  uint32_t index = 0;  // into EventLog::profiles() or EventLog::debugs()
+  uint32_t index = 0;  // into EventLog::profiles() or EventLog::debugs() (raw: into the raw records)
+  bool raw = false;    // an ABI 1.6 record not yet converted (none once finish() ran)
 };
 
 // One RunData: "Default" for loading a method, "Execute" for each run. Its
@@ -84,6 +87,8 @@ class EventLog {
     blocks_.reserve(256);
     events_.reserve(4096);
     profiles_.reserve(4096);
+    raw_.reserve(4096);
+    raw_batches_.reserve(256);
   }
 
   NameId intern(std::string_view text);
@@ -106,13 +111,28 @@ class EventLog {
     append({true, static_cast<uint32_t>(profiles_.size())});
     profiles_.push_back(record);
   }
-  // A span named by host-kept pointers: no lookup now, resolve_names() before reading.
+  // A span named by host-kept pointers: no lookup now, finish() before reading.
   void add_unresolved(const ProfileRecord& record) {
     add(record);
     unresolved_ = true;
   }
-  // Interns the kept names of add_unresolved() records (each distinct pointer once).
-  void resolve_names();
+  // ABI 1.6: a batch of the host's raw records, copied as they are (no
+  // conversion, no name lookup); finish() turns them into ProfileRecords.
+  void add_raw(const et_trace_batch& batch) {
+    const size_t first = raw_.size();
+    if (batch.count > 0 && batch.records[0].struct_size == sizeof(et_trace_record))
+      raw_.insert(raw_.end(), batch.records, batch.records + batch.count);
+    else if (batch.count > 0) [[unlikely]]
+      copy_prefixes(batch);
+    raw_batches_.push_back({first, batch.count, batch.anchor_ticks, batch.anchor_ns, batch.ns_per_tick});
+    if (blocks_.empty()) [[unlikely]] begin_default_block();
+    for (size_t i = 0; i < batch.count; ++i) events_.push_back({true, static_cast<uint32_t>(first + i), true});
+    blocks_.back().event_count += batch.count;
+  }
+  // Before reading: converts raw records (their ticks to ns, `run_name` for
+  // ET_TRACE_METHOD, `delegate_name` for ET_TRACE_DELEGATE) and interns the
+  // kept names of add_unresolved() and raw records (each distinct pointer once).
+  void finish(NameId run_name, NameId delegate_name);
   void add(DebugRecord record) {
     append({false, static_cast<uint32_t>(debugs_.size())});
     debugs_.push_back(std::move(record));
@@ -151,6 +171,17 @@ class EventLog {
   std::vector<EventRecord> events_;
   std::vector<ProfileRecord> profiles_;
   std::vector<DebugRecord> debugs_;
+  struct RawBatch {
+    size_t first = 0, count = 0;
+    uint64_t anchor_ticks = 0, anchor_ns = 0;
+    double ns_per_tick = 0;
+  };
+  void convert_raw(NameId run_name, NameId delegate_name);
+  void copy_prefixes(const et_trace_batch& batch);  // records of another size than this build's
+  void resolve_names();
+
+  std::vector<et_trace_record> raw_;
+  std::vector<RawBatch> raw_batches_;
   bool unresolved_ = false;
   std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };

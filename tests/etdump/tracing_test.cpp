@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -318,6 +320,53 @@ TEST(Tracing, ATracerWithoutSessionSpanGetsPairsAndOneWithItGetsWholeSpans) {
     previous_end = span.end;
   }
   EXPECT_LE(previous_end, spans.back().end) << "the method ended before its last instruction";
+}
+
+// CLOCK_MONOTONIC, the host's trace clock (trace_clock_ns).
+uint64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// ABI 1.6: a tracer with session_records gets each run as raw records in batches:
+// the first batch opens the run, the instructions in order (the same kinds, ids
+// and names a 1.5 tracer gets, times converted to ns from the batch's anchor and
+// rate), each inside the run and after the one before, and the run's own record
+// last. A 1.5 tracer on the same host still gets session_span calls (above).
+TEST(Tracing, ATracerWithSessionRecordsGetsEachRunAsRawRecords) {
+  etrt::Runtime::get().add_manifest(manifest_path("spans_tracer"));
+  etrt::Runtime::get().add_manifest(manifest_path("records_tracer"));
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  std::vector<TracerCall> spans = traced_calls(method, program, "test_spans_tracer");
+  std::vector<TracerCall> records = traced_calls(method, program, "test_records_tracer");
+  et_method_info info = program.method_info("forward");
+  ASSERT_EQ(spans.size(), info.num_instructions + 2);
+  ASSERT_EQ(records.size(), info.num_instructions + 2);
+  EXPECT_EQ(records.front().what, 'N');
+  const TracerCall& run = records.back();
+  EXPECT_EQ(run.what, 'R');
+  EXPECT_EQ(run.kind, ET_TRACE_METHOD);
+  EXPECT_EQ(run.id, -1);
+  EXPECT_EQ(run.name, "forward");
+  EXPECT_LE(run.start, run.end);
+  uint64_t now = monotonic_ns();
+  EXPECT_LE(run.end, now) << "a run's end converted to a time after the test read the clock";
+  EXPECT_GT(run.start + 60'000'000'000ull, now) << "a run's start converted to over a minute ago";
+  uint64_t previous_end = run.start;
+  for (size_t i = 0; i < info.num_instructions; ++i) {
+    const TracerCall& span = spans[1 + i];
+    const TracerCall& record = records[1 + i];
+    EXPECT_EQ(record.what, 'R');
+    EXPECT_EQ(record.kind, span.kind) << "instruction " << i;
+    EXPECT_EQ(record.id, static_cast<long long>(i));
+    EXPECT_EQ(record.name, span.name) << "instruction " << i;
+    EXPECT_LE(record.start, record.end) << "instruction " << i;
+    EXPECT_GE(record.start, previous_end) << "instruction " << i << " starts before the one before it ended";
+    previous_end = record.end;
+  }
+  EXPECT_LE(previous_end, run.end) << "the run ended before its last instruction";
 }
 
 }  // namespace

@@ -52,15 +52,44 @@ const char* TraceSession::keep_name(const std::string& name) {
   return names_.insert(name).first->c_str();
 }
 
+void RunGate::wait() {
+  waiters_.fetch_add(1);
+  std::unique_lock<std::mutex> lock(mutex_);
+  released_.wait(lock, [this] { return !busy_.exchange(true); });
+  waiters_.fetch_sub(1);
+}
+
+void RunGate::wake() {
+  // Under the mutex: a waiter tests busy_ and sleeps without a release slipping in between.
+  std::lock_guard<std::mutex> lock(mutex_);
+  released_.notify_one();
+}
+
+void TraceSession::deliver_records() {
+  const TraceClock::Conversion conversion = clock_.conversion();
+  et_trace_batch batch{};
+  batch.struct_size = sizeof batch;
+  batch.records = records_.data();
+  batch.count = pending_;
+  batch.anchor_ticks = conversion.anchor_ticks;
+  batch.anchor_ns = conversion.anchor_ns;
+  batch.ns_per_tick = conversion.ns_per_tick;
+  batch.flags = run_delivered_ ? 0u : ET_TRACE_BATCH_RUN_BEGIN;
+  tracer_.session_records(session_, &batch);
+  pending_ = 0;
+  run_delivered_ = true;
+}
+
 et_error* TraceSession::result(const char* what, std::string* out) {
-  std::lock_guard<std::mutex> lock(run_mutex_);  // not while a run is recording
+  std::lock_guard<RunGate> lock(run_gate_);  // not while a run is recording
   out->clear();
   return tracer_.session_result(session_, what, append_to_string, out);
 }
 
 void TracedCall::deliver_worker_spans() {
   // Called after the instruction's parallel_for returned: no worker writes any more.
-  et_trace_event worker = event;
+  session->before_event();
+  et_trace_event worker = instruction_event();
   worker.kind = ET_TRACE_WORKER;
   for (const WorkerSpan& span : worker_spans) {
     worker.thread = span.thread;
@@ -92,7 +121,8 @@ int32_t host_trace_span(et_exec_context* ctx, const char* name, int64_t delegate
   if (ctx == nullptr || ctx->traced == nullptr) return 0;
   if (start_ns == 0 && end_ns == 0) return 1;  // the delegate asks whether to measure
   TracedCall& call = *ctx->traced;
-  et_trace_event event = call.event;
+  call.session->before_event();
+  et_trace_event event = call.instruction_event();
   event.kind = ET_TRACE_DELEGATE_EVENT;
   event.name = name != nullptr ? name : "";
   event.debug_handle = delegate_debug_id;

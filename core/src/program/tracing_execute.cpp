@@ -36,29 +36,51 @@ void Method::set_trace_session(std::shared_ptr<TraceSession> session) {
 }
 
 et_error* Method::execute_traced() {
-  std::shared_ptr<TraceSession> session = trace_;  // kept alive for the run
-  std::lock_guard<std::mutex> lock(session->run_mutex());
+  // trace_ is not replaced while this method runs (Method is one caller's at a
+  // time), so the run borrows the session instead of copying the shared_ptr.
+  TraceSession& session = *trace_;
+  std::lock_guard<RunGate> lock(session.run_gate());
   TracedCall traced;
-  traced.session = session.get();
+  traced.session = &session;
   traced.thread_slot = &current_traced_call();
-  traced.clock = &session->clock();
+  traced.clock = &session.clock();
   et_exec_context context{name_.c_str(), 0, &scratch_, &traced};
+  if (session.batches()) {  // ABI 1.6: the run's spans as raw records, one call at the end
+    traced.batches = true;
+    traced.record.struct_size = sizeof traced.record;
+    session.open_run();
+    const uint64_t start = traced.clock->start_ticks();
+    et_error* error = run_chains<true>(&context);
+    et_trace_record run{};
+    run.struct_size = sizeof run;
+    run.start = start;
+    run.end = traced.clock->ticks_now();
+    run.name = trace_method_name_;
+    run.plugin = "";
+    run.kind = ET_TRACE_METHOD;
+    run.id = -1;
+    run.chain_id = -1;
+    session.record(run);
+    session.close_run();
+    return error;
+  }
   et_trace_event event = method_event(trace_method_name_);
   event.timestamp_ns = traced.clock->start();
-  session->begin(event);
+  session.begin(event);
   traced.event = method_event(trace_method_name_);  // call_traced sets kind, name, ids, plugin per instruction
   et_error* error = run_chains<true>(&context);
-  if (error == nullptr && session->records_values()) {
+  if (error == nullptr && session.records_values()) {
     traced.event = method_event(trace_method_name_);
-    for (int32_t output : outputs_) session->value(traced.event, values_[output].value, true);
+    for (int32_t output : outputs_) session.value(traced.event, values_[output].value, true);
   }
   event.timestamp_ns = traced.clock->now();
-  session->end(event);
+  session.end(event);
   return error;
 }
 
 et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
   TracedCall& traced = *context->traced;
+  if (traced.batches) return call_recorded(chain, pc, instr, traced, context);
   et_trace_event& event = traced.event;
   event.kind = instr.kind == Kind::Delegate ? ET_TRACE_DELEGATE : ET_TRACE_OPERATOR;
   event.name = instr.trace_name;
@@ -78,6 +100,41 @@ et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_ex
   traced.flush_worker_spans();
   traced.session->span(event, start, end);
   if (error == nullptr && traced.session->records_values()) trace_outputs(instr, traced);
+  return error;
+}
+
+// ABI 1.6: two counter readings and a raw record in the session's buffer; the
+// tracer converts and names it when a result is fetched.
+et_error* Method::call_recorded(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
+                                et_exec_context* context) {
+  et_trace_record& record = traced.record;
+  record.name = instr.trace_name;
+  record.plugin = instr.trace_plugin;
+  record.id = static_cast<int32_t>(pc);
+  record.chain_id = static_cast<int32_t>(chain);
+  et_error* error = nullptr;
+  if (instr.kind == Kind::Delegate) {
+    // A delegate's own events are exact clock readings: its bounds are exact too, so they nest.
+    record.kind = ET_TRACE_DELEGATE;
+    record.flags = ET_TRACE_RECORD_NS;
+    record.start = traced.clock->exact_now();
+    *traced.thread_slot = &traced;
+    error = call(instr, context);
+    *traced.thread_slot = nullptr;
+    record.end = traced.clock->exact_now();
+  } else {
+    record.kind = ET_TRACE_OPERATOR;
+    record.flags = 0;
+    record.start = traced.clock->ticks_now();
+    if (instr.kind != Kind::Folded) {
+      *traced.thread_slot = &traced;
+      error = call(instr, context);
+      *traced.thread_slot = nullptr;
+    }
+    record.end = traced.clock->ticks_now();
+  }
+  traced.flush_worker_spans();
+  traced.session->record(record);
   return error;
 }
 

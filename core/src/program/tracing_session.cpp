@@ -19,6 +19,8 @@ et_error* TraceSession::create(const std::string& tracer, const std::string& lab
   std::shared_ptr<TraceSession> session(new TraceSession());
   session->tracer_ = d;
   session->debug_buffer_size_ = debug_buffer_size;
+  session->batches_ = d.session_records != nullptr && !session->records_values();
+  if (session->batches_) session->records_.resize(kTraceRecordBatch);
   et_trace_session_args args{sizeof(et_trace_session_args), label.c_str(), debug_buffer_size};
   if (et_error* error = d.session_create(d.user_data, &args, &session->session_)) {
     if (error->plugin.empty()) error->plugin = provider.plugin->name;

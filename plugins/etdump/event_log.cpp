@@ -1,7 +1,7 @@
 #include "event_log.h"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cstddef>
 #include <cstring>
 
@@ -16,25 +16,22 @@ NameId EventLog::intern(std::string_view text) {
   return id;
 }
 
-namespace {
-
-int32_t to_int32(int64_t value) { return value < INT32_MIN || value > INT32_MAX ? -1 : static_cast<int32_t>(value); }
-
-}  // namespace
-
 void EventLog::finish(NameId run_name, NameId delegate_name) {
   convert_raw(run_name, delegate_name);
   resolve_names();
 }
 
 void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
-  if (raw_.empty()) return;
-  std::vector<ProfileRecord> converted(raw_.size());
+  if (raw_batches_.empty()) return;
+  std::vector<EventRecord> merged;
+  merged.reserve(events_.size() + raw_events_);
+  size_t cursor = 0;
   // Instruction spans end in order and each starts after the one before ended:
   // readings converted with a later anchor may come out a few ns early, so they
   // are clamped as the host's clock clamps its own readings.
-  uint64_t last = 0;
+  uint64_t last = 0, run_first = UINT64_MAX;  // run_first: the earliest start of the run's instructions
   for (const RawBatch& batch : raw_batches_) {
+    while (merged.size() < batch.at) merged.push_back(events_[cursor++]);
     auto ns = [&](uint64_t reading, uint32_t flags) -> uint64_t {
       if ((flags & ET_TRACE_RECORD_NS) != 0 || batch.ns_per_tick <= 0) return reading;
       if (reading <= batch.anchor_ticks) return batch.anchor_ns;
@@ -42,20 +39,21 @@ void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
     };
     for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
       const et_trace_record& raw = raw_[i];
-      ProfileRecord& record = converted[i];
+      ProfileRecord record;
       record.start_ns = ns(raw.start, raw.flags);
       record.end_ns = ns(raw.end, raw.flags);
       if (raw.kind == ET_TRACE_METHOD) {  // the run: began before its instructions, ends after them
         record.end_ns = std::max(record.end_ns, last);
-        record.start_ns = std::min(record.start_ns, record.end_ns);
+        record.start_ns = std::min({record.start_ns, record.end_ns, run_first});
+        run_first = UINT64_MAX;
         record.name = run_name;
         record.instruction = -1;
-        record.chain = 0;
       } else {
         record.start_ns = std::max(record.start_ns, last);
         record.end_ns = std::max(record.end_ns, record.start_ns);
+        run_first = std::min(run_first, record.start_ns);
         record.instruction = raw.id;
-        record.chain = to_int32(raw.chain_id < 0 ? 0 : raw.chain_id);
+        record.chain = raw.chain_id < 0 ? 0 : raw.chain_id;
         if (raw.kind == ET_TRACE_DELEGATE)
           record.name = delegate_name;
         else
@@ -63,16 +61,15 @@ void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
       }
       last = record.end_ns;
       record.kept_plugin = raw.plugin;
+      merged.push_back({true, static_cast<uint32_t>(profiles_.size())});
+      profiles_.push_back(record);
     }
   }
-  for (EventRecord& event : events_) {
-    if (!event.raw) continue;
-    const uint32_t raw_index = event.index;
-    event = {true, static_cast<uint32_t>(profiles_.size()), false};
-    profiles_.push_back(converted[raw_index]);
-  }
+  merged.insert(merged.end(), events_.begin() + static_cast<std::ptrdiff_t>(cursor), events_.end());
+  events_.swap(merged);
   raw_.clear();
   raw_batches_.clear();
+  raw_events_ = 0;
   unresolved_ = true;
 }
 
@@ -106,6 +103,7 @@ void EventLog::resolve_names() {
 void EventLog::clear() {
   raw_.clear();
   raw_batches_.clear();
+  raw_events_ = 0;
   blocks_.clear();
   events_.clear();
   profiles_.clear();

@@ -67,8 +67,7 @@ struct DebugRecord {
 
 struct EventRecord {
   bool is_profile = true;
-  uint32_t index = 0;  // into EventLog::profiles() or EventLog::debugs() (raw: into the raw records)
-  bool raw = false;    // an ABI 1.6 record not yet converted (none once finish() ran)
+  uint32_t index = 0;  // into EventLog::profiles() or EventLog::debugs()
 };
 
 // One RunData: "Default" for loading a method, "Execute" for each run. Its
@@ -106,7 +105,7 @@ class EventLog {
 
   // Starts a block; events go to the newest block (one is started on demand).
   void begin_block(std::string_view name) { begin_block(intern(name)); }
-  void begin_block(NameId name) { blocks_.push_back({name, events_.size(), 0}); }
+  void begin_block(NameId name) { blocks_.push_back({name, events_.size() + raw_events_, 0}); }
   void add(const ProfileRecord& record) {
     append({true, static_cast<uint32_t>(profiles_.size())});
     profiles_.push_back(record);
@@ -117,16 +116,18 @@ class EventLog {
     unresolved_ = true;
   }
   // ABI 1.6: a batch of the host's raw records, copied as they are (no
-  // conversion, no name lookup); finish() turns them into ProfileRecords.
+  // conversion, no name lookup, no event per record: the batch is counted in
+  // its block and finish() puts its events in place, as ProfileRecords).
   void add_raw(const et_trace_batch& batch) {
     const size_t first = raw_.size();
     if (batch.count > 0 && batch.records[0].struct_size == sizeof(et_trace_record))
       raw_.insert(raw_.end(), batch.records, batch.records + batch.count);
     else if (batch.count > 0) [[unlikely]]
       copy_prefixes(batch);
-    raw_batches_.push_back({first, batch.count, batch.anchor_ticks, batch.anchor_ns, batch.ns_per_tick});
     if (blocks_.empty()) [[unlikely]] begin_default_block();
-    for (size_t i = 0; i < batch.count; ++i) events_.push_back({true, static_cast<uint32_t>(first + i), true});
+    raw_batches_.push_back(
+        {first, batch.count, events_.size() + raw_events_, batch.anchor_ticks, batch.anchor_ns, batch.ns_per_tick});
+    raw_events_ += batch.count;
     blocks_.back().event_count += batch.count;
   }
   // Before reading: converts raw records (their ticks to ns, `run_name` for
@@ -144,7 +145,7 @@ class EventLog {
   }
   const ProfileRecord& profile(const EventRecord& event) const { return profiles_[event.index]; }
   const DebugRecord& debug(const EventRecord& event) const { return debugs_[event.index]; }
-  size_t event_count() const { return events_.size(); }
+  size_t event_count() const { return events_.size() + raw_events_; }
   void clear();
 
  private:
@@ -173,6 +174,7 @@ class EventLog {
   std::vector<DebugRecord> debugs_;
   struct RawBatch {
     size_t first = 0, count = 0;
+    size_t at = 0;  // where its events go among all events
     uint64_t anchor_ticks = 0, anchor_ns = 0;
     double ns_per_tick = 0;
   };
@@ -182,6 +184,7 @@ class EventLog {
 
   std::vector<et_trace_record> raw_;
   std::vector<RawBatch> raw_batches_;
+  size_t raw_events_ = 0;  // raw records counted in blocks, not yet in events_
   bool unresolved_ = false;
   std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };

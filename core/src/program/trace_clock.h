@@ -77,7 +77,7 @@ class TraceClock {
     return ns_per_tick_ > 0 ? anchor_ticks_ : last_ns_;
   }
   // A raw reading: ticks, or ns when uncalibrated. Converted later with conversion().
-  uint64_t ticks_now() const { return ns_per_tick_ > 0 ? read_ticks() : trace_now_ns(); }
+  uint64_t ticks_now() const { return ticking_ ? read_ticks() : trace_now_ns(); }
   // What turns raw readings into ns: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick
   // (ns_per_tick 0: the readings are ns). Changes only when the clock re-anchors.
   struct Conversion {
@@ -111,6 +111,7 @@ class TraceClock {
 
   uint64_t anchor_ticks_ = 0, anchor_ns_ = 0, last_ns_ = 0, reanchor_ticks_ = 0;
   double ns_per_tick_ = 0;  // 0: read clock_gettime directly
+  bool ticking_ = false;    // ns_per_tick_ > 0 (an integer test on the hot path)
 };
 
 // Takes the calibration origin if not taken yet.

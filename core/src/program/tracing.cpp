@@ -65,18 +65,19 @@ void RunGate::wake() {
   released_.notify_one();
 }
 
-void TraceSession::deliver_records() {
+void TraceSession::deliver_records(bool keep_slot) {
   const TraceClock::Conversion conversion = clock_.conversion();
   et_trace_batch batch{};
   batch.struct_size = sizeof batch;
   batch.records = records_.data();
-  batch.count = pending_;
+  batch.count = static_cast<size_t>(next_ - records_.data());
   batch.anchor_ticks = conversion.anchor_ticks;
   batch.anchor_ns = conversion.anchor_ns;
   batch.ns_per_tick = conversion.ns_per_tick;
   batch.flags = run_delivered_ ? 0u : ET_TRACE_BATCH_RUN_BEGIN;
   tracer_.session_records(session_, &batch);
-  pending_ = 0;
+  if (keep_slot && next_ != records_.data()) records_.front() = *next_;  // the span being written
+  next_ = records_.data();
   run_delivered_ = true;
 }
 

@@ -66,21 +66,24 @@ class TraceSession {
   // ABI 1.6: instruction and run spans go to the tracer as raw records, in batches
   // (not in sessions that record values: their debug events interleave with the spans).
   bool batches() const { return batches_; }
-  // A run starts / records a span / ends (batches() only; under run_gate()).
+  // A run starts / records spans / ends (batches() only; under run_gate()). A
+  // span is written in place into slot() and kept by commit(); slot() is always
+  // free (the buffer is delivered as soon as it fills).
   void open_run() {
-    pending_ = 0;
+    next_ = records_.data();
     run_delivered_ = false;
   }
-  void record(const et_trace_record& record) {
-    if (pending_ == records_.size()) [[unlikely]]
-      deliver_records();
-    records_[pending_++] = record;
+  et_trace_record& slot() { return *next_; }
+  void commit() {
+    if (++next_ == limit_) [[unlikely]]
+      deliver_records(false);
   }
-  // Before any other call to the tracer during a run: the records so far go first.
+  // Before any other call to the tracer during a run: the records so far go first
+  // (a span being written stays in slot()).
   void before_event() {
-    if (batches_ && (pending_ > 0 || !run_delivered_)) deliver_records();
+    if (batches_ && (next_ != records_.data() || !run_delivered_)) deliver_records(true);
   }
-  void close_run() { deliver_records(); }
+  void close_run() { deliver_records(false); }
   void begin(const et_trace_event& event) { tracer_.session_begin(session_, &event); }
   void end(const et_trace_event& event) { tracer_.session_end(session_, &event); }
   // An instruction's whole span: one call to a 1.5 tracer, a begin/end pair to an older one.
@@ -109,15 +112,16 @@ class TraceSession {
 
  private:
   TraceSession() = default;
-  void deliver_records();
+  void deliver_records(bool keep_slot);
 
   et_tracer_descriptor tracer_{};
   void* session_ = nullptr;
   size_t debug_buffer_size_ = 0;
   bool batches_ = false;
   bool run_delivered_ = false;  // this run's first batch went out (it opens the tracer's run block)
-  size_t pending_ = 0;          // records_[0, pending_) not yet delivered
-  std::vector<et_trace_record> records_;  // allocated once per session
+  std::vector<et_trace_record> records_;  // allocated once per session; [data(), next_) not yet delivered
+  et_trace_record* next_ = nullptr;
+  et_trace_record* limit_ = nullptr;
   RunGate run_gate_;
   TraceClock clock_;
   std::mutex names_mutex_;
@@ -137,13 +141,13 @@ struct TracedCall {
   TracedCall** thread_slot = nullptr;  // current_traced_call() of the method's thread, looked up once per run
   size_t pool_threads = 0;              // the pool's size, asked once per run when work is split (0: not yet)
   TraceClock* clock = nullptr;           // the session's (trace_clock.h)
-  bool batches = false;                  // session->batches(): `record` describes the instruction, not `event`
+  bool batches = false;                  // session->batches(): session->slot() describes the instruction, not `event`
   et_trace_event event{};  // the instruction's event (kind, name, ids, plugin)
-  et_trace_record record{};  // batches: the instruction's record (its start set, its end once it ran)
 
   // What the instruction's delegate events and worker chunks copy (kind, name, ids, plugin).
   et_trace_event instruction_event() const {
     if (!batches) return event;
+    const et_trace_record& record = session->slot();  // the running instruction's (call_recorded)
     et_trace_event e{};
     e.struct_size = sizeof e;
     e.kind = record.kind;

@@ -47,12 +47,10 @@ et_error* Method::execute_traced() {
   et_exec_context context{name_.c_str(), 0, &scratch_, &traced};
   if (session.batches()) {  // ABI 1.6: the run's spans as raw records, one call at the end
     traced.batches = true;
-    traced.record.struct_size = sizeof traced.record;
     session.open_run();
     const uint64_t start = traced.clock->start_ticks();
     et_error* error = run_chains<true>(&context);
-    et_trace_record run{};
-    run.struct_size = sizeof run;
+    et_trace_record& run = session.slot();
     run.start = start;
     run.end = traced.clock->ticks_now();
     run.name = trace_method_name_;
@@ -60,7 +58,8 @@ et_error* Method::execute_traced() {
     run.kind = ET_TRACE_METHOD;
     run.id = -1;
     run.chain_id = -1;
-    session.record(run);
+    run.flags = 0;
+    session.commit();
     session.close_run();
     return error;
   }
@@ -107,34 +106,37 @@ et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_ex
 // tracer converts and names it when a result is fetched.
 et_error* Method::call_recorded(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
                                 et_exec_context* context) {
-  et_trace_record& record = traced.record;
-  record.name = instr.trace_name;
-  record.plugin = instr.trace_plugin;
-  record.id = static_cast<int32_t>(pc);
-  record.chain_id = static_cast<int32_t>(chain);
+  TraceSession& session = *traced.session;
+  et_trace_record* record = &session.slot();
+  record->name = instr.trace_name;
+  record->plugin = instr.trace_plugin;
+  record->id = static_cast<int32_t>(pc);
+  record->chain_id = static_cast<int32_t>(chain);
   et_error* error = nullptr;
+  uint64_t end = 0;
   if (instr.kind == Kind::Delegate) {
     // A delegate's own events are exact clock readings: its bounds are exact too, so they nest.
-    record.kind = ET_TRACE_DELEGATE;
-    record.flags = ET_TRACE_RECORD_NS;
-    record.start = traced.clock->exact_now();
+    record->kind = ET_TRACE_DELEGATE;
+    record->flags = ET_TRACE_RECORD_NS;
+    record->start = traced.clock->exact_now();
     *traced.thread_slot = &traced;
     error = call(instr, context);
     *traced.thread_slot = nullptr;
-    record.end = traced.clock->exact_now();
+    end = traced.clock->exact_now();
   } else {
-    record.kind = ET_TRACE_OPERATOR;
-    record.flags = 0;
-    record.start = traced.clock->ticks_now();
+    record->kind = ET_TRACE_OPERATOR;
+    record->flags = 0;
+    record->start = traced.clock->ticks_now();
     if (instr.kind != Kind::Folded) {
       *traced.thread_slot = &traced;
       error = call(instr, context);
       *traced.thread_slot = nullptr;
     }
-    record.end = traced.clock->ticks_now();
+    end = traced.clock->ticks_now();
   }
   traced.flush_worker_spans();
-  traced.session->record(record);
+  session.slot().end = end;  // the slot moved if a delegate event or worker chunk delivered the records before it
+  session.commit();
   return error;
 }
 

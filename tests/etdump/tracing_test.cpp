@@ -269,6 +269,12 @@ struct TracerCall {
 };
 
 std::vector<TracerCall> traced_calls(etrt::Method& method, etrt::Program& program, const std::string& tracer) {
+  static const bool declared = [] {  // the span tracer at ABI 1.4, 1.5 and 1.6 (tests/plugins/CMakeLists.txt)
+    for (const char* name : {"pairs_tracer", "spans_tracer", "records_tracer"})
+      etrt::Runtime::get().add_manifest(manifest_path(name));
+    return true;
+  }();
+  EXPECT_TRUE(declared);
   etrt::TraceSession session(tracer);
   method.set_trace_session(&session);
   Input input(program, "forward", 0.5f);
@@ -285,8 +291,6 @@ std::vector<TracerCall> traced_calls(etrt::Method& method, etrt::Program& progra
 // ABI 1.5: a tracer with session_span gets each instruction in one call (host-kept
 // names, start and end); a 1.4 tracer gets the same instructions as begin/end pairs.
 TEST(Tracing, ATracerWithoutSessionSpanGetsPairsAndOneWithItGetsWholeSpans) {
-  etrt::Runtime::get().add_manifest(manifest_path("pairs_tracer"));
-  etrt::Runtime::get().add_manifest(manifest_path("spans_tracer"));
   etrt::Program program = load("plain");
   etrt::Method method = program.load_method("forward");
   std::vector<TracerCall> pairs = traced_calls(method, program, "test_pairs_tracer");
@@ -335,15 +339,13 @@ uint64_t monotonic_ns() {
 // rate), each inside the run and after the one before, and the run's own record
 // last. A 1.5 tracer on the same host still gets session_span calls (above).
 TEST(Tracing, ATracerWithSessionRecordsGetsEachRunAsRawRecords) {
-  etrt::Runtime::get().add_manifest(manifest_path("spans_tracer"));
-  etrt::Runtime::get().add_manifest(manifest_path("records_tracer"));
   etrt::Program program = load("plain");
   etrt::Method method = program.load_method("forward");
-  std::vector<TracerCall> spans = traced_calls(method, program, "test_spans_tracer");
+  const size_t instructions = program.method_info("forward").num_instructions;
   std::vector<TracerCall> records = traced_calls(method, program, "test_records_tracer");
-  et_method_info info = program.method_info("forward");
-  ASSERT_EQ(spans.size(), info.num_instructions + 2);
-  ASSERT_EQ(records.size(), info.num_instructions + 2);
+  std::vector<TracerCall> spans = traced_calls(method, program, "test_spans_tracer");
+  ASSERT_EQ(records.size(), instructions + 2);
+  ASSERT_EQ(spans.size(), instructions + 2);
   EXPECT_EQ(records.front().what, 'N');
   const TracerCall& run = records.back();
   EXPECT_EQ(run.what, 'R');
@@ -355,7 +357,7 @@ TEST(Tracing, ATracerWithSessionRecordsGetsEachRunAsRawRecords) {
   EXPECT_LE(run.end, now) << "a run's end converted to a time after the test read the clock";
   EXPECT_GT(run.start + 60'000'000'000ull, now) << "a run's start converted to over a minute ago";
   uint64_t previous_end = run.start;
-  for (size_t i = 0; i < info.num_instructions; ++i) {
+  for (size_t i = 0; i < instructions; ++i) {
     const TracerCall& span = spans[1 + i];
     const TracerCall& record = records[1 + i];
     EXPECT_EQ(record.what, 'R');

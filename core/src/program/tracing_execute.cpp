@@ -48,8 +48,13 @@ et_error* Method::execute_traced() {
   if (session.batches()) {  // ABI 1.6: the run's spans as raw records, one call at the end
     traced.batches = true;
     session.open_run();
+    // The thread's traced call is this run's for the whole run (parallel_for
+    // runs only inside instructions), restored after it (a run inside a kernel).
+    TracedCall* const outer = *traced.thread_slot;
+    *traced.thread_slot = &traced;
     const uint64_t start = traced.clock->start_ticks();
     et_error* error = run_chains<true>(&context);
+    *traced.thread_slot = outer;
     et_trace_record& run = session.slot();
     run.start = start;
     run.end = traced.clock->ticks_now();
@@ -91,9 +96,10 @@ et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_ex
   uint64_t start = exact ? traced.clock->exact_now() : traced.clock->now();
   et_error* error = nullptr;
   if (instr.kind != Kind::Folded) {
+    TracedCall* const outer = *traced.thread_slot;  // a traced run this one runs inside, if any
     *traced.thread_slot = &traced;
     error = call(instr, context);
-    *traced.thread_slot = nullptr;
+    *traced.thread_slot = outer;
   }
   uint64_t end = exact ? traced.clock->exact_now() : traced.clock->now();
   traced.flush_worker_spans();
@@ -119,19 +125,13 @@ et_error* Method::call_recorded(size_t chain, size_t pc, Instruction& instr, Tra
     record->kind = ET_TRACE_DELEGATE;
     record->flags = ET_TRACE_RECORD_NS;
     record->start = traced.clock->exact_now();
-    *traced.thread_slot = &traced;
     error = call(instr, context);
-    *traced.thread_slot = nullptr;
     end = traced.clock->exact_now();
   } else {
     record->kind = ET_TRACE_OPERATOR;
     record->flags = 0;
     record->start = traced.clock->ticks_now();
-    if (instr.kind != Kind::Folded) {
-      *traced.thread_slot = &traced;
-      error = call(instr, context);
-      *traced.thread_slot = nullptr;
-    }
+    if (instr.kind != Kind::Folded) error = call(instr, context);
     end = traced.clock->ticks_now();
   }
   traced.flush_worker_spans();

@@ -82,9 +82,17 @@ et_error* Method::execute_traced() {
   return error;
 }
 
+// Only a dispatch (the 1.5 path out of line, so the 1.6 one saves no registers for it).
 et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
   TracedCall& traced = *context->traced;
-  if (traced.batches) return call_recorded(chain, pc, instr, traced, context);
+  if (traced.batches) [[likely]]
+    return call_recorded(chain, pc, instr, traced, context);
+  return call_spanned(chain, pc, instr, traced, context);
+}
+
+// ABI 1.5 and older tracers, and sessions that record values: one call per span.
+et_error* Method::call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
+                               et_exec_context* context) {
   et_trace_event& event = traced.event;
   event.kind = instr.kind == Kind::Delegate ? ET_TRACE_DELEGATE : ET_TRACE_OPERATOR;
   event.name = instr.trace_name;

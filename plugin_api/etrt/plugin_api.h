@@ -42,8 +42,8 @@
  *        only when a result is fetched).
  *   1.6  recorded runs: a tracer's descriptor gains session_records (the host
  *        stores each instruction's span as a raw et_trace_record, counter ticks
- *        and host-kept names, and hands them over in batches, at the latest
- *        when the run ends, with the ticks-to-nanoseconds conversion).
+ *        and host-kept names, and hands the records of one or more runs over
+ *        in batches, with the ticks-to-nanoseconds conversion).
  *
  * Required and optional
  *   Every function pointer below is marked. [required]: the host refuses a
@@ -370,13 +370,19 @@ typedef struct et_trace_record {
   uint32_t flags;      /* ET_TRACE_RECORD_NS */
 } et_trace_record;
 
-#define ET_TRACE_RECORD_NS 1u     /* start/end are nanoseconds, not ticks */
-#define ET_TRACE_BATCH_RUN_BEGIN 1u /* the first batch of a method run: a new run block begins */
+#define ET_TRACE_RECORD_NS 1u  /* start/end are nanoseconds, not ticks */
+#define ET_TRACE_BATCH_IN_RUN 1u /* the batch ends inside a run: the calls until the next batch belong to it */
 
-/* 1.6: records in the order the spans ended, the run's own (ET_TRACE_METHOD)
- * last. A tick t is (anchor_ns + (t - anchor_ticks) * ns_per_tick) ns on the
- * host's clock (ticks before anchor_ticks: anchor_ns). A tracer may keep the
- * numbers and convert when it needs nanoseconds. */
+/* 1.6: records of one or more method runs in the order the spans ended. A
+ * run's records end with its own (ET_TRACE_METHOD); the first record of a
+ * session, and each record after an ET_TRACE_METHOD one (in this batch or a
+ * later one), is the first of a new run. flags has ET_TRACE_BATCH_IN_RUN when
+ * a run has begun and not ended by the batch's last record (possibly with no
+ * record yet: the batch may be empty): a delegate event or worker chunk that
+ * follows belongs to it. A tick t is (anchor_ns + (t - anchor_ticks) *
+ * ns_per_tick) ns on the host's clock, for every record of the batch (also
+ * ticks before anchor_ticks: the rate is the same over the batch). A tracer
+ * may keep the numbers and convert when it needs nanoseconds. */
 typedef struct et_trace_batch {
   size_t struct_size;
   const et_trace_record* records; /* borrowed during the call */
@@ -384,7 +390,7 @@ typedef struct et_trace_batch {
   uint64_t anchor_ticks;
   uint64_t anchor_ns;
   double ns_per_tick;  /* 0: every record's start/end are nanoseconds */
-  uint32_t flags;      /* ET_TRACE_BATCH_RUN_BEGIN */
+  uint32_t flags;      /* ET_TRACE_BATCH_IN_RUN */
   uint32_t reserved;
 } et_trace_batch;
 #endif
@@ -439,12 +445,14 @@ typedef struct et_tracer_descriptor {
   void (*session_span)(void* session, const et_trace_event* event, uint64_t start_ns);
 #endif
 #if ET_ABI_TARGET_MINOR >= 6
-  /* [optional] 1.6. The spans of a run's instructions and of the run itself,
+  /* [optional] 1.6. The spans of runs' instructions and of the runs themselves,
    * recorded by the host as raw records and handed over in batches (see
-   * et_trace_batch): at the latest when the run ends, and before any other call
-   * for that run (a delegate event, a worker chunk), so calls stay in the order
-   * session_span would have made them. A host that has it calls it instead of
-   * session_span and the ET_TRACE_METHOD begin/end pair, except in sessions
+   * et_trace_batch). Records of successive runs may wait in the host's buffer:
+   * they are handed over when it fills, before any other call to the session
+   * (a delegate event, a worker chunk, session_result) and before
+   * session_destroy, so calls stay in the order session_span would have made
+   * them and a result always includes every run so far. A host that has it
+   * calls it instead of session_span and the ET_TRACE_METHOD begin/end pair, except in sessions
    * that record values (those keep the 1.5 calls). batch borrowed during the
    * call; its records' names as session_span's. NULL: the 1.5 calls. */
   void (*session_records)(void* session, const et_trace_batch* batch);

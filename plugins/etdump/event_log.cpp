@@ -17,8 +17,29 @@ NameId EventLog::intern(std::string_view text) {
 }
 
 void EventLog::finish(NameId run_name, NameId delegate_name) {
+  settle_raw();
   convert_raw(run_name, delegate_name);
   resolve_names();
+}
+
+void EventLog::settle_raw() {
+  size_t index = event_count() - (raw_.size() - settled_raw_);  // unsettled records are the newest events
+  for (size_t i = settled_raw_; i < raw_.size(); ++i, ++index) {
+    if (!raw_run_open_) {
+      blocks_.push_back({raw_run_block_, index, 0});
+      raw_run_open_ = true;
+    }
+    ++blocks_.back().event_count;
+    if (raw_[i].kind == ET_TRACE_METHOD) raw_run_open_ = false;
+  }
+  settled_raw_ = raw_.size();
+}
+
+void EventLog::open_raw_run() {
+  settle_raw();
+  if (raw_run_open_) return;
+  blocks_.push_back({raw_run_block_, event_count(), 0});
+  raw_run_open_ = true;
 }
 
 void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
@@ -34,8 +55,11 @@ void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
     while (merged.size() < batch.at) merged.push_back(events_[cursor++]);
     auto ns = [&](uint64_t reading, uint32_t flags) -> uint64_t {
       if ((flags & ET_TRACE_RECORD_NS) != 0 || batch.ns_per_tick <= 0) return reading;
-      if (reading <= batch.anchor_ticks) return batch.anchor_ns;
-      return batch.anchor_ns + static_cast<uint64_t>(static_cast<double>(reading - batch.anchor_ticks) * batch.ns_per_tick);
+      // Signed: a batch's earlier runs may precede its anchor. In double, range-checked (any input is valid).
+      const auto delta = static_cast<double>(static_cast<int64_t>(reading - batch.anchor_ticks));
+      const double at = static_cast<double>(batch.anchor_ns) + delta * batch.ns_per_tick;
+      if (!(at > 0)) return 0;
+      return at < 1.8e19 ? static_cast<uint64_t>(at) : UINT64_MAX;
     };
     for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
       const et_trace_record& raw = raw_[i];
@@ -70,6 +94,7 @@ void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
   raw_.clear();
   raw_batches_.clear();
   raw_events_ = 0;
+  settled_raw_ = 0;
   unresolved_ = true;
 }
 
@@ -104,6 +129,8 @@ void EventLog::clear() {
   raw_.clear();
   raw_batches_.clear();
   raw_events_ = 0;
+  settled_raw_ = 0;
+  raw_run_open_ = false;
   blocks_.clear();
   events_.clear();
   profiles_.clear();

@@ -105,7 +105,11 @@ class EventLog {
 
   // Starts a block; events go to the newest block (one is started on demand).
   void begin_block(std::string_view name) { begin_block(intern(name)); }
-  void begin_block(NameId name) { blocks_.push_back({name, events_.size() + raw_events_, 0}); }
+  void begin_block(NameId name) {
+    settle_raw();
+    raw_run_open_ = false;
+    blocks_.push_back({name, event_count(), 0});
+  }
   void add(const ProfileRecord& record) {
     append({true, static_cast<uint32_t>(profiles_.size())});
     profiles_.push_back(record);
@@ -115,20 +119,22 @@ class EventLog {
     add(record);
     unresolved_ = true;
   }
-  // ABI 1.6: a batch of the host's raw records, copied as they are (no
-  // conversion, no name lookup, no event per record: the batch is counted in
-  // its block and finish() puts its events in place, as ProfileRecords).
-  void add_raw(const et_trace_batch& batch) {
+  // ABI 1.6: a batch of the host's raw records of one or more runs, copied as
+  // they are (no conversion, no name lookup, no event per record). Each run
+  // gets a block named `run_block`, made when the records are next needed in
+  // order (settle_raw(): before any other event, and by finish()); finish()
+  // puts their events in place, as ProfileRecords.
+  void add_raw(const et_trace_batch& batch, NameId run_block) {
     const size_t first = raw_.size();
     if (batch.count > 0 && batch.records[0].struct_size == sizeof(et_trace_record))
       raw_.insert(raw_.end(), batch.records, batch.records + batch.count);
     else if (batch.count > 0) [[unlikely]]
       copy_prefixes(batch);
-    if (blocks_.empty()) [[unlikely]] begin_default_block();
     raw_batches_.push_back(
         {first, batch.count, events_.size() + raw_events_, batch.anchor_ticks, batch.anchor_ns, batch.ns_per_tick});
     raw_events_ += batch.count;
-    blocks_.back().event_count += batch.count;
+    raw_run_block_ = run_block;
+    if ((batch.flags & ET_TRACE_BATCH_IN_RUN) != 0) open_raw_run();  // what follows belongs to the open run
   }
   // Before reading: converts raw records (their ticks to ns, `run_name` for
   // ET_TRACE_METHOD, `delegate_name` for ET_TRACE_DELEGATE) and interns the
@@ -159,6 +165,7 @@ class EventLog {
   }
 
   void append(EventRecord event) {
+    if (settled_raw_ != raw_.size()) [[unlikely]] settle_raw();
     if (blocks_.empty()) [[unlikely]] begin_default_block();
     events_.push_back(event);
     ++blocks_.back().event_count;
@@ -179,12 +186,19 @@ class EventLog {
     double ns_per_tick = 0;
   };
   void convert_raw(NameId run_name, NameId delegate_name);
+  // Counts raw records not yet in a block into run blocks: a record with no run
+  // open begins one; an ET_TRACE_METHOD record ends it.
+  void settle_raw();
+  void open_raw_run();  // settle_raw(), then a run block if none is open
   void copy_prefixes(const et_trace_batch& batch);  // records of another size than this build's
   void resolve_names();
 
   std::vector<et_trace_record> raw_;
   std::vector<RawBatch> raw_batches_;
-  size_t raw_events_ = 0;  // raw records counted in blocks, not yet in events_
+  size_t raw_events_ = 0;   // raw records, not yet in events_
+  size_t settled_raw_ = 0;  // raw_[0, settled_raw_) are counted in blocks
+  bool raw_run_open_ = false;  // the newest block is a run of raw records not yet ended
+  NameId raw_run_block_ = kNoName;
   bool unresolved_ = false;
   std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };

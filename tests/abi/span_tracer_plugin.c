@@ -1,7 +1,9 @@
 /* A session tracer that writes down what the host calls, one line per call:
  * "B|E|S kind id name start end" (begin, end, ABI 1.5 session_span) and, for
- * ABI 1.6 session_records, "N 0 -1 run 0 0" when a batch opens a run and one
- * "R kind id name start end" per record (times converted to ns here). Built
+ * ABI 1.6 session_records, "N 0 -1 run 0 0" where a run begins (its first
+ * record, or a batch with ET_TRACE_BATCH_IN_RUN and no run open), one
+ * "R kind id name start end" per record (times converted to ns here) and
+ * "K 0 -1 batch count 0" after each batch's records (count: its records). Built
  * three times: at ABI 1.4 (test_pairs_tracer, no session_span: the host must
  * send instructions as begin/end pairs), at 1.5 (test_spans_tracer) and at 1.6
  * (test_records_tracer). Result "calls" is the log. */
@@ -20,6 +22,7 @@ static const et_host_api* g_host = NULL;
 typedef struct Log {
   char* text;
   size_t size, capacity;
+  int in_run; /* session_records: a run has begun and its ET_TRACE_METHOD record has not come */
 } Log;
 
 static void log_line(Log* log, char what, int kind, long long id, const char* name, uint64_t start, uint64_t end) {
@@ -75,18 +78,25 @@ static void session_span(void* session, const et_trace_event* event, uint64_t st
 #if ET_ABI_TARGET_MINOR >= 6
 static uint64_t record_ns(const et_trace_batch* batch, uint64_t reading, uint32_t flags) {
   if ((flags & ET_TRACE_RECORD_NS) != 0 || batch->ns_per_tick <= 0) return reading;
-  if (reading <= batch->anchor_ticks) return batch->anchor_ns;
-  return batch->anchor_ns + (uint64_t)((double)(reading - batch->anchor_ticks) * batch->ns_per_tick);
+  /* signed: records of earlier runs may precede the batch's anchor */
+  double delta = (double)(int64_t)(reading - batch->anchor_ticks);
+  return (uint64_t)((double)batch->anchor_ns + delta * batch->ns_per_tick);
 }
 
 static void session_records(void* session, const et_trace_batch* batch) {
-  if ((batch->flags & ET_TRACE_BATCH_RUN_BEGIN) != 0) log_line((Log*)session, 'N', 0, -1, "run", 0, 0);
+  Log* log = (Log*)session;
   const char* bytes = (const char*)batch->records;
   for (size_t i = 0; i < batch->count; ++i) {
     const et_trace_record* r = (const et_trace_record*)(bytes + i * batch->records[0].struct_size);
-    log_line((Log*)session, 'R', r->kind, r->id, r->name, record_ns(batch, r->start, r->flags),
-             record_ns(batch, r->end, r->flags));
+    if (!log->in_run) log_line(log, 'N', 0, -1, "run", 0, 0);
+    log->in_run = r->kind != ET_TRACE_METHOD;
+    log_line(log, 'R', r->kind, r->id, r->name, record_ns(batch, r->start, r->flags), record_ns(batch, r->end, r->flags));
   }
+  if ((batch->flags & ET_TRACE_BATCH_IN_RUN) != 0 && !log->in_run) {
+    log_line(log, 'N', 0, -1, "run", 0, 0);
+    log->in_run = 1;
+  }
+  log_line(log, 'K', 0, -1, "batch", (uint64_t)batch->count, 0);
 }
 #endif
 

@@ -44,7 +44,9 @@ void traced_chunk(void* context, size_t begin, size_t end) {
 uint64_t trace_clock_ns() { return trace_now_ns(); }
 
 TraceSession::~TraceSession() {
-  if (session_ != nullptr) tracer_.session_destroy(tracer_.user_data, session_);
+  if (session_ == nullptr) return;
+  deliver_pending();
+  tracer_.session_destroy(tracer_.user_data, session_);
 }
 
 const char* TraceSession::keep_name(const std::string& name) {
@@ -65,7 +67,8 @@ void RunGate::wake() {
   released_.notify_one();
 }
 
-void TraceSession::deliver_records(bool keep_slot) {
+void TraceSession::deliver_records(bool in_run, bool keep_slot) {
+  // The latest conversion holds for the older records too (one rate; earlier ticks extrapolate back).
   const TraceClock::Conversion conversion = clock_.conversion();
   et_trace_batch batch{};
   batch.struct_size = sizeof batch;
@@ -74,15 +77,25 @@ void TraceSession::deliver_records(bool keep_slot) {
   batch.anchor_ticks = conversion.anchor_ticks;
   batch.anchor_ns = conversion.anchor_ns;
   batch.ns_per_tick = conversion.ns_per_tick;
-  batch.flags = run_delivered_ ? 0u : ET_TRACE_BATCH_RUN_BEGIN;
+  batch.flags = in_run ? ET_TRACE_BATCH_IN_RUN : 0u;
   tracer_.session_records(session_, &batch);
   if (keep_slot && next_ != records_.data()) records_.front() = *next_;  // the span being written
   next_ = records_.data();
-  run_delivered_ = true;
+  run_told_ = in_run;
+}
+
+void TraceSession::deliver_full() {
+  // Full after a run's own record: no run is open (the next record begins one).
+  deliver_records(limit_[-1].kind != ET_TRACE_METHOD, false);
+}
+
+void TraceSession::deliver_pending() {
+  if (batches_ && next_ != records_.data()) deliver_records(false, false);
 }
 
 et_error* TraceSession::result(const char* what, std::string* out) {
   std::lock_guard<RunGate> lock(run_gate_);  // not while a run is recording
+  deliver_pending();  // the runs recorded so far
   out->clear();
   return tracer_.session_result(session_, what, append_to_string, out);
 }

@@ -24,8 +24,9 @@ namespace etrt {
 
 uint64_t trace_clock_ns();  // host table entry: trace_now_ns()
 
-// Records a session holds before handing them to a 1.6 tracer mid-run (a run
-// with more instructions delivers a batch each time the buffer fills).
+// Records a session holds before handing them to a 1.6 tracer: the records of
+// successive runs accumulate (a run with more instructions delivers a batch
+// each time the buffer fills).
 constexpr size_t kTraceRecordBatch = 256;
 
 // One method run at a time per session: a flag, not a mutex (a run takes and
@@ -68,22 +69,21 @@ class TraceSession {
   bool batches() const { return batches_; }
   // A run starts / records spans / ends (batches() only; under run_gate()). A
   // span is written in place into slot() and kept by commit(); slot() is always
-  // free (the buffer is delivered as soon as it fills).
-  void open_run() {
-    next_ = records_.data();
-    run_delivered_ = false;
-  }
+  // free (the buffer is delivered as soon as it fills). The records of
+  // successive runs wait in the buffer: it goes to the tracer when it fills,
+  // before any other call to the tracer, and before a result or the session's end.
+  void open_run() { run_told_ = false; }
   et_trace_record& slot() { return *next_; }
   void commit() {
     if (++next_ == limit_) [[unlikely]]
-      deliver_records(false);
+      deliver_full();
   }
-  // Before any other call to the tracer during a run: the records so far go first
-  // (a span being written stays in slot()).
+  // Before any other call to the tracer during a run: the records so far go
+  // first, and the tracer learns that a run is open (a span being written stays in slot()).
   void before_event() {
-    if (batches_ && (next_ != records_.data() || !run_delivered_)) deliver_records(true);
+    if (batches_ && (next_ != records_.data() || !run_told_)) deliver_records(true, true);
   }
-  void close_run() { deliver_records(false); }
+  void close_run() { commit(); }
   void begin(const et_trace_event& event) { tracer_.session_begin(session_, &event); }
   void end(const et_trace_event& event) { tracer_.session_end(session_, &event); }
   // An instruction's whole span: one call to a 1.5 tracer, a begin/end pair to an older one.
@@ -112,13 +112,17 @@ class TraceSession {
 
  private:
   TraceSession() = default;
-  void deliver_records(bool keep_slot);
+  // Hands [data(), next_) to the tracer; `in_run`: a run is open after them;
+  // `keep_slot`: the span being written in slot() moves to the buffer's front.
+  void deliver_records(bool in_run, bool keep_slot);
+  [[gnu::noinline, gnu::cold]] void deliver_full();
+  void deliver_pending();  // before a result or the session's end: no run is open
 
   et_tracer_descriptor tracer_{};
   void* session_ = nullptr;
   size_t debug_buffer_size_ = 0;
   bool batches_ = false;
-  bool run_delivered_ = false;  // this run's first batch went out (it opens the tracer's run block)
+  bool run_told_ = false;  // a batch told the tracer that the running run is open (ET_TRACE_BATCH_IN_RUN)
   std::vector<et_trace_record> records_;  // allocated once per session; [data(), next_) not yet delivered
   et_trace_record* next_ = nullptr;
   et_trace_record* limit_ = nullptr;
@@ -147,7 +151,7 @@ struct TracedCall {
   // What the instruction's delegate events and worker chunks copy (kind, name, ids, plugin).
   et_trace_event instruction_event() const {
     if (!batches) return event;
-    const et_trace_record& record = session->slot();  // the running instruction's (call_recorded)
+    const et_trace_record& record = session->slot();  // the running instruction's (call_traced, tracing_record.h)
     et_trace_event e{};
     e.struct_size = sizeof e;
     e.kind = record.kind;

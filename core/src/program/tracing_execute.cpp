@@ -45,7 +45,7 @@ et_error* Method::execute_traced() {
   traced.thread_slot = &current_traced_call();
   traced.clock = &session.clock();
   et_exec_context context{name_.c_str(), 0, &scratch_, &traced};
-  if (session.batches()) {  // ABI 1.6: the run's spans as raw records, one call at the end
+  if (session.batches()) {  // ABI 1.6: the run's spans as raw records in the session's buffer
     traced.batches = true;
     session.open_run();
     // The thread's traced call is this run's for the whole run (parallel_for
@@ -64,8 +64,7 @@ et_error* Method::execute_traced() {
     run.id = -1;
     run.chain_id = -1;
     run.flags = 0;
-    session.commit();
-    session.close_run();
+    session.close_run();  // commits the run's own record; the records wait in the buffer (tracing.h)
     return error;
   }
   et_trace_event event = method_event(trace_method_name_);
@@ -80,14 +79,6 @@ et_error* Method::execute_traced() {
   event.timestamp_ns = traced.clock->now();
   session.end(event);
   return error;
-}
-
-// Only a dispatch (the 1.5 path out of line, so the 1.6 one saves no registers for it).
-et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
-  TracedCall& traced = *context->traced;
-  if (traced.batches) [[likely]]
-    return call_recorded(chain, pc, instr, traced, context);
-  return call_spanned(chain, pc, instr, traced, context);
 }
 
 // ABI 1.5 and older tracers, and sessions that record values: one call per span.
@@ -113,38 +104,6 @@ et_error* Method::call_spanned(size_t chain, size_t pc, Instruction& instr, Trac
   traced.flush_worker_spans();
   traced.session->span(event, start, end);
   if (error == nullptr && traced.session->records_values()) trace_outputs(instr, traced);
-  return error;
-}
-
-// ABI 1.6: two counter readings and a raw record in the session's buffer; the
-// tracer converts and names it when a result is fetched.
-et_error* Method::call_recorded(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
-                                et_exec_context* context) {
-  TraceSession& session = *traced.session;
-  et_trace_record* record = &session.slot();
-  record->name = instr.trace_name;
-  record->plugin = instr.trace_plugin;
-  record->id = static_cast<int32_t>(pc);
-  record->chain_id = static_cast<int32_t>(chain);
-  et_error* error = nullptr;
-  uint64_t end = 0;
-  if (instr.kind == Kind::Delegate) {
-    // A delegate's own events are exact clock readings: its bounds are exact too, so they nest.
-    record->kind = ET_TRACE_DELEGATE;
-    record->flags = ET_TRACE_RECORD_NS;
-    record->start = traced.clock->exact_now();
-    error = call(instr, context);
-    end = traced.clock->exact_now();
-  } else {
-    record->kind = ET_TRACE_OPERATOR;
-    record->flags = 0;
-    record->start = traced.clock->ticks_now();
-    if (instr.kind != Kind::Folded) error = call(instr, context);
-    end = traced.clock->ticks_now();
-  }
-  traced.flush_worker_spans();
-  session.slot().end = end;  // the slot moved if a delegate event or worker chunk delivered the records before it
-  session.commit();
   return error;
 }
 

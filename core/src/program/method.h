@@ -141,7 +141,6 @@ class Method {
   template <bool kTraced>
   et_error* run_chains(et_exec_context* context);
   et_error* execute_traced();
-  // tracing_record.h: inline in the traced loop (ABI 1.6 records); older tracers go to call_spanned.
   et_error* call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context);
   [[gnu::noinline]] et_error* call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
                                            et_exec_context* context);

@@ -1,7 +1,6 @@
 // Running a method: the instructions of each chain in order, with jumps.
 #include "../error.h"
 #include "method.h"
-#include "tracing_record.h"
 
 namespace etrt {
 namespace {

@@ -151,7 +151,7 @@ struct TracedCall {
   // What the instruction's delegate events and worker chunks copy (kind, name, ids, plugin).
   et_trace_event instruction_event() const {
     if (!batches) return event;
-    const et_trace_record& record = session->slot();  // the running instruction's (call_traced, tracing_record.h)
+    const et_trace_record& record = session->slot();  // the running instruction's (call_traced)
     et_trace_event e{};
     e.struct_size = sizeof e;
     e.kind = record.kind;

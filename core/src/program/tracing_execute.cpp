@@ -81,6 +81,41 @@ et_error* Method::execute_traced() {
   return error;
 }
 
+// ABI 1.6: two counter readings and a raw record written in place in the
+// session's buffer (the tracer converts and names it when a result is fetched);
+// older tracers and value-recording sessions go to call_spanned.
+et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
+  TracedCall& traced = *context->traced;
+  if (!traced.batches) [[unlikely]]
+    return call_spanned(chain, pc, instr, traced, context);  // 1.5 and older tracers, value-recording sessions
+  TraceSession& session = *traced.session;
+  et_trace_record* record = &session.slot();
+  record->name = instr.trace_name;
+  record->plugin = instr.trace_plugin;
+  record->id = static_cast<int32_t>(pc);
+  record->chain_id = static_cast<int32_t>(chain);
+  et_error* error = nullptr;
+  uint64_t end = 0;
+  if (instr.kind == Kind::Delegate) [[unlikely]] {
+    // A delegate's own events are exact clock readings: its bounds are exact too, so they nest.
+    record->kind = ET_TRACE_DELEGATE;
+    record->flags = ET_TRACE_RECORD_NS;
+    record->start = traced.clock->exact_now();
+    error = call(instr, context);
+    end = traced.clock->exact_now();
+  } else {
+    record->kind = ET_TRACE_OPERATOR;
+    record->flags = 0;
+    record->start = traced.clock->ticks_now();
+    if (instr.kind != Kind::Folded) error = call(instr, context);
+    end = traced.clock->ticks_now();
+  }
+  traced.flush_worker_spans();
+  session.slot().end = end;  // the slot moved if a delegate event or worker chunk delivered the records before it
+  session.commit();
+  return error;
+}
+
 // ABI 1.5 and older tracers, and sessions that record values: one call per span.
 et_error* Method::call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
                                et_exec_context* context) {

@@ -1,5 +1,6 @@
 #include "host_api.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -154,9 +155,13 @@ void pool_parallel_for(size_t range, size_t grain, et_parallel_body body, void* 
 size_t pool_size() { return ThreadPool::instance().size(); }
 
 void parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
-  // A traced instruction on this thread records one span per chunk and thread.
-  if (TracedCall* traced = current_traced_call(); traced != nullptr) [[unlikely]]
-    return traced_parallel_for(*traced, pool_parallel_for, pool_size, range, grain, body, context);
+  // A traced instruction on this thread records one span per chunk and thread
+  // when the work splits (the pool's size asked once per run).
+  if (TracedCall* traced = current_traced_call(); traced != nullptr) [[unlikely]] {
+    if (traced->pool_threads == 0) traced->pool_threads = ThreadPool::instance().size();
+    if (traced->pool_threads > 1 && range > std::max<size_t>(grain, 1))
+      return traced_parallel_for(*traced, pool_parallel_for, pool_size, range, grain, body, context);
+  }
   ThreadPool::instance().parallel_for(range, grain, body, context);
 }
 

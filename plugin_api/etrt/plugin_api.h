@@ -40,6 +40,10 @@
  *        instruction's span in one call, its names kept by the host until
  *        session_destroy, so a tracer may store the pointers and read the text
  *        only when a result is fetched).
+ *   1.6  recorded runs: a tracer's descriptor gains session_records (the host
+ *        stores each instruction's span as a raw et_trace_record, counter ticks
+ *        and host-kept names, and hands the records of one or more runs over
+ *        in batches, with the ticks-to-nanoseconds conversion).
  *
  * Required and optional
  *   Every function pointer below is marked. [required]: the host refuses a
@@ -71,7 +75,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define ET_ABI_MAJOR 1
-#define ET_ABI_MINOR 5
+#define ET_ABI_MINOR 6
 
 #ifndef ET_ABI_TARGET_MINOR
 #define ET_ABI_TARGET_MINOR ET_ABI_MINOR
@@ -348,6 +352,49 @@ typedef struct et_trace_session_args {
 typedef void (*et_trace_sink)(void* sink_context, const void* data, size_t size);
 #endif
 
+#if ET_ABI_TARGET_MINOR >= 6
+/* 1.6: one span as the host recorded it. start and end are counter ticks,
+ * converted with the batch's anchor and rate, or nanoseconds of the host's
+ * clock (trace_clock_ns) when flags has ET_TRACE_RECORD_NS or the batch's
+ * ns_per_tick is 0. A batch's records are records[0].struct_size bytes apart
+ * (a newer host's records may be longer: read the prefix you know). */
+typedef struct et_trace_record {
+  size_t struct_size;
+  uint64_t start;
+  uint64_t end;
+  const char* name;    /* host-owned until session_destroy (instructions; the method's name for ET_TRACE_METHOD) */
+  const char* plugin;  /* host-owned until session_destroy; "" for built-ins and methods */
+  int32_t kind;        /* ET_TRACE_OPERATOR, ET_TRACE_DELEGATE or ET_TRACE_METHOD (the run; last of its run) */
+  int32_t id;          /* instruction index; -1 for ET_TRACE_METHOD */
+  int32_t chain_id;    /* the instruction's chain; -1 for ET_TRACE_METHOD */
+  uint32_t flags;      /* ET_TRACE_RECORD_NS */
+} et_trace_record;
+
+#define ET_TRACE_RECORD_NS 1u  /* start/end are nanoseconds, not ticks */
+#define ET_TRACE_BATCH_IN_RUN 1u /* the batch ends inside a run: the calls until the next batch belong to it */
+
+/* 1.6: records of one or more method runs in the order the spans ended. A
+ * run's records end with its own (ET_TRACE_METHOD); the first record of a
+ * session, and each record after an ET_TRACE_METHOD one (in this batch or a
+ * later one), is the first of a new run. flags has ET_TRACE_BATCH_IN_RUN when
+ * a run has begun and not ended by the batch's last record (possibly with no
+ * record yet: the batch may be empty): a delegate event or worker chunk that
+ * follows belongs to it. A tick t is (anchor_ns + (t - anchor_ticks) *
+ * ns_per_tick) ns on the host's clock, for every record of the batch (also
+ * ticks before anchor_ticks: the rate is the same over the batch). A tracer
+ * may keep the numbers and convert when it needs nanoseconds. */
+typedef struct et_trace_batch {
+  size_t struct_size;
+  const et_trace_record* records; /* borrowed during the call */
+  size_t count;
+  uint64_t anchor_ticks;
+  uint64_t anchor_ns;
+  double ns_per_tick;  /* 0: every record's start/end are nanoseconds */
+  uint32_t flags;      /* ET_TRACE_BATCH_IN_RUN */
+  uint32_t reserved;
+} et_trace_batch;
+#endif
+
 /* A tracer. Before 1.3: a process-wide listener (begin/end only; the host never
  * calls one). From 1.3, a session-capable tracer: the host creates a session
  * per set of traced method runs (a host enables it for one or more methods),
@@ -396,6 +443,19 @@ typedef struct et_tracer_descriptor {
    * of this session: the tracer may keep the pointers (equal text may come at
    * different addresses). NULL: instructions arrive as begin/end pairs. */
   void (*session_span)(void* session, const et_trace_event* event, uint64_t start_ns);
+#endif
+#if ET_ABI_TARGET_MINOR >= 6
+  /* [optional] 1.6. The spans of runs' instructions and of the runs themselves,
+   * recorded by the host as raw records and handed over in batches (see
+   * et_trace_batch). Records of successive runs may wait in the host's buffer:
+   * they are handed over when it fills, before any other call to the session
+   * (a delegate event, a worker chunk, session_result) and before
+   * session_destroy, so calls stay in the order session_span would have made
+   * them and a result always includes every run so far. A host that has it
+   * calls it instead of session_span and the ET_TRACE_METHOD begin/end pair, except in sessions
+   * that record values (those keep the 1.5 calls). batch borrowed during the
+   * call; its records' names as session_span's. NULL: the 1.5 calls. */
+  void (*session_records)(void* session, const et_trace_batch* batch);
 #endif
 } et_tracer_descriptor;
 #endif

@@ -164,7 +164,7 @@ std::string EtdumpSession::operator_summary() const {
 
 bool EtdumpSession::result(const std::string& what, std::string* out, int32_t* error_code,
                            std::string* error) {
-  log_.resolve_names();
+  log_.finish(method_execute_, delegate_call_);
   if (what == "etdump") {
     if (buffer_overflow(error_code, error)) return false;
     std::vector<uint8_t> bytes = write_etdump(log_);

@@ -22,6 +22,8 @@ class EtdumpSession {
   void end(const et_trace_event& event);
   // ABI 1.5: an instruction's whole span; its name and plugin are kept by the host.
   void span(const et_trace_event& event, uint64_t start_ns);
+  // ABI 1.6: a batch of raw records of one or more runs (each run its own "Execute" block).
+  void records(const et_trace_batch& batch) { log_.add_raw(batch, execute_block_); }
   void value(const et_trace_event& event, const et_value& value, bool is_method_output);
 
   // "etdump", "debug_buffer", "chrome_trace", "operator_summary"; false with

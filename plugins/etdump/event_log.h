@@ -7,6 +7,7 @@
 // allocation once the vectors have grown; all formatting happens at write time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +17,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "etrt/plugin_api.h"
 
 namespace etrt::etdump {
 
@@ -35,7 +38,7 @@ struct ProfileRecord {
   NameId plugin = kNoName;  // who served it (profile table, Chrome trace args); not part of ETDump
   bool in_etdump = true;    // false: Chrome trace only (chunks of work on pool threads)
   // Set instead of name/plugin for a span whose texts the host keeps (ABI 1.5
-  // session_span); EventLog::resolve_names() turns them into ids.
+  // session_span); EventLog::finish() turns them into ids.
   const char* kept_name = nullptr;
   const char* kept_plugin = nullptr;
 };
@@ -84,6 +87,8 @@ class EventLog {
     blocks_.reserve(256);
     events_.reserve(4096);
     profiles_.reserve(4096);
+    raw_.reserve(4096);
+    raw_batches_.reserve(256);
   }
 
   NameId intern(std::string_view text);
@@ -101,18 +106,45 @@ class EventLog {
 
   // Starts a block; events go to the newest block (one is started on demand).
   void begin_block(std::string_view name) { begin_block(intern(name)); }
-  void begin_block(NameId name) { blocks_.push_back({name, events_.size(), 0}); }
+  void begin_block(NameId name) {
+    settle_raw();
+    raw_run_open_ = false;
+    blocks_.push_back({name, event_count(), 0});
+  }
   void add(const ProfileRecord& record) {
     append({true, static_cast<uint32_t>(profiles_.size())});
     profiles_.push_back(record);
   }
-  // A span named by host-kept pointers: no lookup now, resolve_names() before reading.
+  // A span named by host-kept pointers: no lookup now, finish() before reading.
   void add_unresolved(const ProfileRecord& record) {
     add(record);
     unresolved_ = true;
   }
-  // Interns the kept names of add_unresolved() records (each distinct pointer once).
-  void resolve_names();
+  // ABI 1.6: a batch of the host's raw records of one or more runs, copied as
+  // they are (no conversion, no name lookup, no event per record). Each run
+  // gets a block named `run_block`, made when the records are next needed in
+  // order (settle_raw(): before any other event, and by finish()); finish()
+  // puts their events in place, as ProfileRecords.
+  void add_raw(const et_trace_batch& batch, NameId run_block) {
+    const size_t first = raw_.size();
+    if (batch.count > 0 && batch.records[0].struct_size == sizeof(et_trace_record))
+      copy_records(batch.records, batch.count);
+    else if (batch.count > 0) [[unlikely]]
+      copy_prefixes(batch);
+    raw_batches_.push_back(
+        {first, batch.count, events_.size() + raw_events_, batch.anchor_ticks, batch.anchor_ns, batch.ns_per_tick});
+    raw_events_ += batch.count;
+    raw_run_block_ = run_block;
+    // A batch ending on a run's own record (or empty) but inside a run: the run
+    // has begun with no record yet, and what follows belongs to it. Otherwise
+    // nothing to do now (the records' kinds say where runs begin).
+    if ((batch.flags & ET_TRACE_BATCH_IN_RUN) != 0 && (raw_.size() == first || raw_.back().kind == ET_TRACE_METHOD))
+      [[unlikely]] open_raw_run();
+  }
+  // Before reading: converts raw records (their ticks to ns, `run_name` for
+  // ET_TRACE_METHOD, `delegate_name` for ET_TRACE_DELEGATE) and interns the
+  // kept names of add_unresolved() and raw records (each distinct pointer once).
+  void finish(NameId run_name, NameId delegate_name);
   void add(DebugRecord record) {
     append({false, static_cast<uint32_t>(debugs_.size())});
     debugs_.push_back(std::move(record));
@@ -124,7 +156,7 @@ class EventLog {
   }
   const ProfileRecord& profile(const EventRecord& event) const { return profiles_[event.index]; }
   const DebugRecord& debug(const EventRecord& event) const { return debugs_[event.index]; }
-  size_t event_count() const { return events_.size(); }
+  size_t event_count() const { return events_.size() + raw_events_; }
   void clear();
 
  private:
@@ -138,6 +170,7 @@ class EventLog {
   }
 
   void append(EventRecord event) {
+    if (settled_raw_ != raw_.size()) [[unlikely]] settle_raw();
     if (blocks_.empty()) [[unlikely]] begin_default_block();
     events_.push_back(event);
     ++blocks_.back().event_count;
@@ -151,6 +184,33 @@ class EventLog {
   std::vector<EventRecord> events_;
   std::vector<ProfileRecord> profiles_;
   std::vector<DebugRecord> debugs_;
+  struct RawBatch {
+    size_t first = 0, count = 0;
+    size_t at = 0;  // where its events go among all events
+    uint64_t anchor_ticks = 0, anchor_ns = 0;
+    double ns_per_tick = 0;
+  };
+  void convert_raw(NameId run_name, NameId delegate_name);
+  // Counts raw records not yet in a block into run blocks: a record with no run
+  // open begins one; an ET_TRACE_METHOD record ends it.
+  void settle_raw();
+  void open_raw_run();  // settle_raw(), then a run block if none is open
+  void copy_prefixes(const et_trace_batch& batch);  // records of another size than this build's
+  // Appends in pieces of 32 records (1,792 bytes): glibc copies a larger block with
+  // `rep movsb`, which callgrind, the measure of tracing's cost here, counts per byte.
+  void copy_records(const et_trace_record* records, size_t count) {
+    raw_.reserve(raw_.size() + count);
+    for (size_t done = 0; done < count; done += 32)
+      raw_.insert(raw_.end(), records + done, records + done + std::min<size_t>(32, count - done));
+  }
+  void resolve_names();
+
+  std::vector<et_trace_record> raw_;
+  std::vector<RawBatch> raw_batches_;
+  size_t raw_events_ = 0;   // raw records, not yet in events_
+  size_t settled_raw_ = 0;  // raw_[0, settled_raw_) are counted in blocks
+  bool raw_run_open_ = false;  // the newest block is a run of raw records not yet ended
+  NameId raw_run_block_ = kNoName;
   bool unresolved_ = false;
   std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };

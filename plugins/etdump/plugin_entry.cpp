@@ -38,6 +38,13 @@ void session_span(void* session, const et_trace_event* event, uint64_t start_ns)
   if (event != nullptr) static_cast<EtdumpSession*>(session)->span(*event, start_ns);
 }
 
+void session_records(void* session, const et_trace_batch* batch) {
+  if (batch == nullptr || batch->struct_size < offsetof(et_trace_batch, reserved) ||
+      (batch->records == nullptr && batch->count > 0))
+    return;
+  static_cast<EtdumpSession*>(session)->records(*batch);
+}
+
 void session_value(void* session, const et_trace_event* event, const et_value* value, int32_t is_method_output) {
   if (event != nullptr && value != nullptr)
     static_cast<EtdumpSession*>(session)->value(*event, *value, is_method_output != 0);
@@ -72,6 +79,7 @@ et_error* init(const et_host_api* host, et_plugin_handle* self) {
   tracer.session_value = session_value;
   tracer.session_result = session_result;
   tracer.session_span = session_span;
+  tracer.session_records = session_records;
   return host->register_tracer(self, &tracer);
 }
 

@@ -137,6 +137,30 @@ int main(void) {
 #if ET_ABI_TARGET_MINOR >= 5
   FIELD(et_tracer_descriptor, session_span)
 #endif
+#if ET_ABI_TARGET_MINOR >= 6
+  FIELD(et_tracer_descriptor, session_records)
+
+  BEGIN_STRUCT(et_trace_record)
+  FIELD(et_trace_record, struct_size)
+  FIELD(et_trace_record, start)
+  FIELD(et_trace_record, end)
+  FIELD(et_trace_record, name)
+  FIELD(et_trace_record, plugin)
+  FIELD(et_trace_record, kind)
+  FIELD(et_trace_record, id)
+  FIELD(et_trace_record, chain_id)
+  FIELD(et_trace_record, flags)
+
+  BEGIN_STRUCT(et_trace_batch)
+  FIELD(et_trace_batch, struct_size)
+  FIELD(et_trace_batch, records)
+  FIELD(et_trace_batch, count)
+  FIELD(et_trace_batch, anchor_ticks)
+  FIELD(et_trace_batch, anchor_ns)
+  FIELD(et_trace_batch, ns_per_tick)
+  FIELD(et_trace_batch, flags)
+  FIELD(et_trace_batch, reserved)
+#endif
 
   BEGIN_STRUCT(et_trace_session_args)
   FIELD(et_trace_session_args, struct_size)
@@ -253,6 +277,10 @@ int main(void) {
 #if ET_ABI_TARGET_MINOR >= 3
   ENUM(ET_TRACE_DELEGATE_EVENT)
   ENUM(ET_TRACE_WORKER)
+#endif
+#if ET_ABI_TARGET_MINOR >= 6
+  ENUM(ET_TRACE_RECORD_NS)
+  ENUM(ET_TRACE_BATCH_IN_RUN)
 #endif
 
   ENUM(ET_LOG_TRACE)

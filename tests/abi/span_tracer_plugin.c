@@ -1,8 +1,12 @@
 /* A session tracer that writes down what the host calls, one line per call:
- * "B|E|S kind id name start end" (begin, end, ABI 1.5 session_span). Built
- * twice: at ABI 1.4 (test_pairs_tracer, no session_span: the host must send
- * instructions as begin/end pairs) and at 1.5 (test_spans_tracer). Result
- * "calls" is the log. */
+ * "B|E|S kind id name start end" (begin, end, ABI 1.5 session_span) and, for
+ * ABI 1.6 session_records, "N 0 -1 run 0 0" where a run begins (its first
+ * record, or a batch with ET_TRACE_BATCH_IN_RUN and no run open), one
+ * "R kind id name start end" per record (times converted to ns here) and
+ * "K 0 -1 batch count 0" after each batch's records (count: its records). Built
+ * three times: at ABI 1.4 (test_pairs_tracer, no session_span: the host must
+ * send instructions as begin/end pairs), at 1.5 (test_spans_tracer) and at 1.6
+ * (test_records_tracer). Result "calls" is the log. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +22,13 @@ static const et_host_api* g_host = NULL;
 typedef struct Log {
   char* text;
   size_t size, capacity;
+  int in_run; /* session_records: a run has begun and its ET_TRACE_METHOD record has not come */
 } Log;
 
-static void log_call(Log* log, char what, const et_trace_event* event, uint64_t start, uint64_t end) {
+static void log_line(Log* log, char what, int kind, long long id, const char* name, uint64_t start, uint64_t end) {
   char line[512];
-  int n = snprintf(line, sizeof line, "%c %d %lld %s %llu %llu\n", what, (int)event->kind, (long long)event->id,
-                   event->name ? event->name : "", (unsigned long long)start, (unsigned long long)end);
+  int n = snprintf(line, sizeof line, "%c %d %lld %s %llu %llu\n", what, kind, id, name ? name : "",
+                   (unsigned long long)start, (unsigned long long)end);
   if (n < 0) return;
   size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
   if (log->size + len + 1 > log->capacity) {
@@ -35,6 +40,10 @@ static void log_call(Log* log, char what, const et_trace_event* event, uint64_t 
   }
   memcpy(log->text + log->size, line, len);
   log->size += len;
+}
+
+static void log_call(Log* log, char what, const et_trace_event* event, uint64_t start, uint64_t end) {
+  log_line(log, what, (int)event->kind, (long long)event->id, event->name, start, end);
 }
 
 static void ignore_event(void* user_data, const et_trace_event* event) { (void)user_data; (void)event; }
@@ -66,6 +75,31 @@ static void session_span(void* session, const et_trace_event* event, uint64_t st
 }
 #endif
 
+#if ET_ABI_TARGET_MINOR >= 6
+static uint64_t record_ns(const et_trace_batch* batch, uint64_t reading, uint32_t flags) {
+  if ((flags & ET_TRACE_RECORD_NS) != 0 || batch->ns_per_tick <= 0) return reading;
+  /* signed: records of earlier runs may precede the batch's anchor */
+  double delta = (double)(int64_t)(reading - batch->anchor_ticks);
+  return (uint64_t)((double)batch->anchor_ns + delta * batch->ns_per_tick);
+}
+
+static void session_records(void* session, const et_trace_batch* batch) {
+  Log* log = (Log*)session;
+  const char* bytes = (const char*)batch->records;
+  for (size_t i = 0; i < batch->count; ++i) {
+    const et_trace_record* r = (const et_trace_record*)(bytes + i * batch->records[0].struct_size);
+    if (!log->in_run) log_line(log, 'N', 0, -1, "run", 0, 0);
+    log->in_run = r->kind != ET_TRACE_METHOD;
+    log_line(log, 'R', r->kind, r->id, r->name, record_ns(batch, r->start, r->flags), record_ns(batch, r->end, r->flags));
+  }
+  if ((batch->flags & ET_TRACE_BATCH_IN_RUN) != 0 && !log->in_run) {
+    log_line(log, 'N', 0, -1, "run", 0, 0);
+    log->in_run = 1;
+  }
+  log_line(log, 'K', 0, -1, "batch", (uint64_t)batch->count, 0);
+}
+#endif
+
 static et_error* session_result(void* session, const char* what, et_trace_sink sink, void* sink_context) {
   if (strcmp(what, "calls") != 0) return g_host->error_create(ET_ERR_NOT_FOUND, "span tracer: only 'calls'");
   Log* log = (Log*)session;
@@ -88,6 +122,9 @@ static et_error* init(const et_host_api* host, et_plugin_handle* self) {
   tracer.session_result = session_result;
 #if ET_ABI_TARGET_MINOR >= 5
   tracer.session_span = session_span;
+#endif
+#if ET_ABI_TARGET_MINOR >= 6
+  tracer.session_records = session_records;
 #endif
   return host->register_tracer(self, &tracer);
 }

@@ -67,4 +67,27 @@ TEST(TraceClock, CalibratedReadingsFollowTheMonotonicClock) {
   expect_between(before, exact, after, 0);
 }
 
+// ABI 1.6 runs keep raw readings (start_ticks, ticks_now) and the tracer converts
+// them later with conversion(): the result must land where the clock read.
+TEST(TraceClock, RawReadingsConvertToTheMonotonicClock) {
+  etrt::trace_clock_calibrate();
+  TraceClock clock;
+  uint64_t before_start = trace_now_ns();
+  uint64_t start = clock.start_ticks();
+  uint64_t before = trace_now_ns();
+  uint64_t reading = clock.ticks_now();
+  uint64_t after = trace_now_ns();
+  TraceClock::Conversion c = clock.conversion();
+  auto ns = [&](uint64_t raw) -> uint64_t {
+    if (c.ns_per_tick <= 0) return raw;  // uncalibrated: the readings are ns
+    if (raw <= c.anchor_ticks) return c.anchor_ns;
+    return c.anchor_ns + static_cast<uint64_t>(static_cast<double>(raw - c.anchor_ticks) * c.ns_per_tick);
+  };
+  EXPECT_EQ(c.ns_per_tick > 0, etrt::tick_counter_usable());
+  constexpr uint64_t kSlack = 50'000;
+  expect_between(before_start, ns(start), before, kSlack);
+  expect_between(before, ns(reading), after, kSlack);
+  EXPECT_LE(ns(start), ns(reading));
+}
+
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -266,25 +269,37 @@ struct TracerCall {
   uint64_t start = 0, end = 0;
 };
 
-std::vector<TracerCall> traced_calls(etrt::Method& method, etrt::Program& program, const std::string& tracer) {
+// What `tracer` was called with over `runs` runs of forward (one fetch at the end).
+// Worker chunks and "K" lines (a 1.6 batch's end) are kept only with `batches`.
+std::vector<TracerCall> traced_calls(etrt::Method& method, etrt::Program& program, const std::string& tracer,
+                                     int runs = 1, bool batches = false) {
+  static const bool declared = [] {  // the span tracer at ABI 1.4, 1.5 and 1.6 (tests/plugins/CMakeLists.txt)
+    for (const char* name : {"pairs_tracer", "spans_tracer", "records_tracer"})
+      etrt::Runtime::get().add_manifest(manifest_path(name));
+    return true;
+  }();
+  EXPECT_TRUE(declared);
   etrt::TraceSession session(tracer);
   method.set_trace_session(&session);
   Input input(program, "forward", 0.5f);
-  run(method, input);
+  for (int i = 0; i < runs; ++i) {
+    run(method, input);
+    // A pause past the clock's re-anchoring (1 ms) half-way: earlier runs convert with a later anchor.
+    if (runs > 1 && i == runs / 2) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
   method.set_trace_session(nullptr);
   std::vector<TracerCall> calls;
   std::istringstream lines(session.result("calls"));
   TracerCall call;
   while (lines >> call.what >> call.kind >> call.id >> call.name >> call.start >> call.end)
-    if (call.kind != ET_TRACE_WORKER) calls.push_back(call);  // chunks on pool threads come as pairs either way
+    if (batches || (call.kind != ET_TRACE_WORKER && call.what != 'K'))  // chunks on pool threads come as pairs either way
+      calls.push_back(call);
   return calls;
 }
 
 // ABI 1.5: a tracer with session_span gets each instruction in one call (host-kept
 // names, start and end); a 1.4 tracer gets the same instructions as begin/end pairs.
 TEST(Tracing, ATracerWithoutSessionSpanGetsPairsAndOneWithItGetsWholeSpans) {
-  etrt::Runtime::get().add_manifest(manifest_path("pairs_tracer"));
-  etrt::Runtime::get().add_manifest(manifest_path("spans_tracer"));
   etrt::Program program = load("plain");
   etrt::Method method = program.load_method("forward");
   std::vector<TracerCall> pairs = traced_calls(method, program, "test_pairs_tracer");
@@ -318,6 +333,160 @@ TEST(Tracing, ATracerWithoutSessionSpanGetsPairsAndOneWithItGetsWholeSpans) {
     previous_end = span.end;
   }
   EXPECT_LE(previous_end, spans.back().end) << "the method ended before its last instruction";
+}
+
+// CLOCK_MONOTONIC, the host's trace clock (trace_clock_ns).
+uint64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// ABI 1.6: a tracer with session_records gets each run as raw records in batches:
+// the first batch opens the run, the instructions in order (the same kinds, ids
+// and names a 1.5 tracer gets, times converted to ns from the batch's anchor and
+// rate), each inside the run and after the one before, and the run's own record
+// last. A 1.5 tracer on the same host still gets session_span calls (above).
+TEST(Tracing, ATracerWithSessionRecordsGetsEachRunAsRawRecords) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  const size_t instructions = program.method_info("forward").num_instructions;
+  std::vector<TracerCall> records = traced_calls(method, program, "test_records_tracer");
+  std::vector<TracerCall> spans = traced_calls(method, program, "test_spans_tracer");
+  ASSERT_EQ(records.size(), instructions + 2);
+  ASSERT_EQ(spans.size(), instructions + 2);
+  EXPECT_EQ(records.front().what, 'N');
+  const TracerCall& run = records.back();
+  EXPECT_EQ(run.what, 'R');
+  EXPECT_EQ(run.kind, ET_TRACE_METHOD);
+  EXPECT_EQ(run.id, -1);
+  EXPECT_EQ(run.name, "forward");
+  EXPECT_LE(run.start, run.end);
+  uint64_t now = monotonic_ns();
+  EXPECT_LE(run.end, now) << "a run's end converted to a time after the test read the clock";
+  EXPECT_GT(run.start + 60'000'000'000ull, now) << "a run's start converted to over a minute ago";
+  uint64_t previous_end = run.start;
+  for (size_t i = 0; i < instructions; ++i) {
+    const TracerCall& span = spans[1 + i];
+    const TracerCall& record = records[1 + i];
+    EXPECT_EQ(record.what, 'R');
+    EXPECT_EQ(record.kind, span.kind) << "instruction " << i;
+    EXPECT_EQ(record.id, static_cast<long long>(i));
+    EXPECT_EQ(record.name, span.name) << "instruction " << i;
+    EXPECT_LE(record.start, record.end) << "instruction " << i;
+    EXPECT_GE(record.start, previous_end) << "instruction " << i << " starts before the one before it ended";
+    previous_end = record.end;
+  }
+  EXPECT_LE(previous_end, run.end) << "the run ended before its last instruction";
+}
+
+// The host's buffer of 1.6 records (kTraceRecordBatch in core/src/program/tracing.h).
+constexpr size_t kHostRecordBuffer = 256;
+
+// ABI 1.6: the records of successive runs wait in the host's buffer and reach the
+// tracer when it fills (in the middle of a run, too) and when the result is
+// fetched; each run is still whole and in order (its instructions, then its own
+// record), and runs recorded before the clock re-anchored keep their own times.
+TEST(Tracing, RecordsOfManyRunsReachTheTracerInFullBatchesAsWholeRuns) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  const size_t instructions = program.method_info("forward").num_instructions;
+  ASSERT_NE(kHostRecordBuffer % (instructions + 1), 0u) << "pick a program whose runs do not fill the buffer exactly";
+  const int runs = static_cast<int>(2 * kHostRecordBuffer / (instructions + 1)) + 3;  // two full buffers and more
+  std::vector<TracerCall> calls = traced_calls(method, program, "test_records_tracer", runs, /*batches=*/true);
+  size_t batches = 0, full = 0, mid_run = 0, records = 0;
+  int runs_seen = 0;
+  size_t next_id = 0;
+  bool in_run = false;
+  uint64_t previous_end = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const TracerCall& call = calls[i];
+    if (call.what == 'K') {
+      ++batches;
+      records += call.start;
+      if (call.start == kHostRecordBuffer) ++full;
+      if (call.start == kHostRecordBuffer && in_run) ++mid_run;
+      const bool last = i + 1 == calls.size();
+      const bool before_other_call = !last && calls[i + 1].what != 'N' && calls[i + 1].what != 'R';
+      if (!last && !before_other_call) {
+        EXPECT_EQ(call.start, kHostRecordBuffer) << "batch " << batches << " went early";
+      }
+      continue;
+    }
+    if (call.what == 'N') {
+      EXPECT_FALSE(in_run) << "run " << runs_seen << " began inside another";
+      in_run = true;
+      next_id = 0;
+      ++runs_seen;
+      continue;
+    }
+    if (call.what != 'R') continue;  // delegate events, worker chunks: none in this program's runs
+    ASSERT_TRUE(in_run) << "a record outside a run";
+    EXPECT_LE(call.start, call.end);
+    if (call.kind == ET_TRACE_METHOD) {
+      EXPECT_EQ(next_id, instructions) << "run " << runs_seen << " ended before its last instruction";
+      EXPECT_LT(call.start, call.end) << "run " << runs_seen << " has no duration: its ticks were converted wrongly";
+      in_run = false;
+    } else {
+      EXPECT_EQ(call.id, static_cast<long long>(next_id)) << "run " << runs_seen;
+      ++next_id;
+    }
+    EXPECT_GE(call.end, previous_end) << "run " << runs_seen << " ends before the span before it";
+    previous_end = call.end;
+  }
+  EXPECT_FALSE(in_run);
+  EXPECT_EQ(runs_seen, runs);
+  EXPECT_EQ(records, static_cast<size_t>(runs) * (instructions + 1));
+  EXPECT_GE(full, 2u) << "the buffer never filled";
+  EXPECT_GE(mid_run, 1u) << "no full buffer was delivered in the middle of a run";
+  EXPECT_LT(batches, static_cast<size_t>(runs) / 2) << "records went to the tracer after (nearly) every run";
+}
+
+// The ETDump of runs fetched once equals the one fetched after every run: the same
+// run blocks, each with the same events (names, instructions, chains), in order.
+TEST(Tracing, ManyRunsBetweenFetchesGiveTheSameRunBlocksAsAFetchAfterEachRun) {
+  etrt::Program program = load("plain");
+  etrt::Method method = program.load_method("forward");
+  const size_t instructions = program.method_info("forward").num_instructions;
+  const int runs = static_cast<int>(kHostRecordBuffer / (instructions + 1)) + 5;  // a full buffer in mid-run
+  Input input(program, "forward", 0.5f);
+  auto etdump_of = [&](bool fetch_each_run) {
+    etrt::TraceSession session("etdump", 0, "plain.pte");
+    method.set_trace_session(&session);
+    for (int i = 0; i < runs; ++i) {
+      run(method, input);
+      if (fetch_each_run) {
+        EXPECT_FALSE(session.result("etdump").empty());
+      }
+    }
+    std::string bytes = session.result("etdump");
+    method.set_trace_session(nullptr);
+    return bytes;
+  };
+  const std::string each = etdump_of(true), once = etdump_of(false);
+  const etrt::etdump::ETDump* a = parse(each);
+  const etrt::etdump::ETDump* b = parse(once);
+  ASSERT_NE(a->run_data(), nullptr);
+  ASSERT_NE(b->run_data(), nullptr);
+  ASSERT_EQ(a->run_data()->size(), static_cast<size_t>(runs));
+  ASSERT_EQ(b->run_data()->size(), static_cast<size_t>(runs));
+  for (int r = 0; r < runs; ++r) {
+    const auto& ea = *a->run_data()->Get(r)->events();
+    const auto& eb = *b->run_data()->Get(r)->events();
+    EXPECT_EQ(b->run_data()->Get(r)->name()->str(), "Execute");
+    ASSERT_EQ(ea.size(), instructions + 1) << "run " << r;
+    ASSERT_EQ(eb.size(), ea.size()) << "run " << r;
+    for (size_t i = 0; i < ea.size(); ++i) {
+      const auto* pa = ea.Get(i)->profile_event();
+      const auto* pb = eb.Get(i)->profile_event();
+      ASSERT_NE(pa, nullptr);
+      ASSERT_NE(pb, nullptr);
+      EXPECT_EQ(pb->name()->str(), pa->name()->str()) << "run " << r << " event " << i;
+      EXPECT_EQ(pb->instruction_id(), pa->instruction_id()) << "run " << r << " event " << i;
+      EXPECT_EQ(pb->chain_index(), pa->chain_index()) << "run " << r << " event " << i;
+    }
+    EXPECT_EQ(eb.Get(instructions)->profile_event()->name()->str(), "Method::execute");
+  }
 }
 
 }  // namespace

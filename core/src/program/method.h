@@ -142,6 +142,8 @@ class Method {
   et_error* run_chains(et_exec_context* context);
   et_error* execute_traced();
   et_error* call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context);
+  [[gnu::noinline]] et_error* call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
+                                           et_exec_context* context);
   void trace_outputs(const Instruction& instr, TracedCall& call);
   et_error* fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause);
   et_error* check_tensor_data(const Instruction& instr) const;

@@ -66,6 +66,25 @@ class TraceClock {
     }
     return reanchor();
   }
+  // start() for runs recorded raw (ABI 1.6): the same re-anchoring, but returns
+  // the reading itself: ticks, or ns when uncalibrated (conversion() says which).
+  uint64_t start_ticks() {
+    if (ns_per_tick_ > 0) {
+      uint64_t ticks = read_ticks();
+      if (ticks - anchor_ticks_ < reanchor_ticks_) return ticks;
+    }
+    reanchor();
+    return ns_per_tick_ > 0 ? anchor_ticks_ : last_ns_;
+  }
+  // A raw reading: ticks, or ns when uncalibrated. Converted later with conversion().
+  uint64_t ticks_now() const { return ticking_ ? read_ticks() : trace_now_ns(); }
+  // What turns raw readings into ns: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick
+  // (ns_per_tick 0: the readings are ns). Changes only when the clock re-anchors.
+  struct Conversion {
+    uint64_t anchor_ticks = 0, anchor_ns = 0;
+    double ns_per_tick = 0;
+  };
+  Conversion conversion() const { return {anchor_ticks_, anchor_ns_, ns_per_tick_}; }
   // Now in monotonic ns, never earlier than the previous reading of this run.
   uint64_t now() { return monotone(converted(read_ticks())); }
   // An exact clock_gettime reading that also re-anchors (delegate boundaries).
@@ -92,6 +111,7 @@ class TraceClock {
 
   uint64_t anchor_ticks_ = 0, anchor_ns_ = 0, last_ns_ = 0, reanchor_ticks_ = 0;
   double ns_per_tick_ = 0;  // 0: read clock_gettime directly
+  bool ticking_ = false;    // ns_per_tick_ > 0 (an integer test on the hot path)
 };
 
 // Takes the calibration origin if not taken yet.

@@ -44,7 +44,9 @@ void traced_chunk(void* context, size_t begin, size_t end) {
 uint64_t trace_clock_ns() { return trace_now_ns(); }
 
 TraceSession::~TraceSession() {
-  if (session_ != nullptr) tracer_.session_destroy(tracer_.user_data, session_);
+  if (session_ == nullptr) return;
+  deliver_pending();
+  tracer_.session_destroy(tracer_.user_data, session_);
 }
 
 const char* TraceSession::keep_name(const std::string& name) {
@@ -52,15 +54,56 @@ const char* TraceSession::keep_name(const std::string& name) {
   return names_.insert(name).first->c_str();
 }
 
+void RunGate::wait() {
+  waiters_.fetch_add(1);
+  std::unique_lock<std::mutex> lock(mutex_);
+  released_.wait(lock, [this] { return !busy_.exchange(true); });
+  waiters_.fetch_sub(1);
+}
+
+void RunGate::wake() {
+  // Under the mutex: a waiter tests busy_ and sleeps without a release slipping in between.
+  std::lock_guard<std::mutex> lock(mutex_);
+  released_.notify_one();
+}
+
+void TraceSession::deliver_records(bool in_run, bool keep_slot) {
+  // The latest conversion holds for the older records too (one rate; earlier ticks extrapolate back).
+  const TraceClock::Conversion conversion = clock_.conversion();
+  et_trace_batch batch{};
+  batch.struct_size = sizeof batch;
+  batch.records = records_.data();
+  batch.count = static_cast<size_t>(next_ - records_.data());
+  batch.anchor_ticks = conversion.anchor_ticks;
+  batch.anchor_ns = conversion.anchor_ns;
+  batch.ns_per_tick = conversion.ns_per_tick;
+  batch.flags = in_run ? ET_TRACE_BATCH_IN_RUN : 0u;
+  tracer_.session_records(session_, &batch);
+  if (keep_slot && next_ != records_.data()) records_.front() = *next_;  // the span being written
+  next_ = records_.data();
+  run_told_ = in_run;
+}
+
+void TraceSession::deliver_full() {
+  // Full after a run's own record: no run is open (the next record begins one).
+  deliver_records(limit_[-1].kind != ET_TRACE_METHOD, false);
+}
+
+void TraceSession::deliver_pending() {
+  if (batches_ && next_ != records_.data()) deliver_records(false, false);
+}
+
 et_error* TraceSession::result(const char* what, std::string* out) {
-  std::lock_guard<std::mutex> lock(run_mutex_);  // not while a run is recording
+  std::lock_guard<RunGate> lock(run_gate_);  // not while a run is recording
+  deliver_pending();  // the runs recorded so far
   out->clear();
   return tracer_.session_result(session_, what, append_to_string, out);
 }
 
 void TracedCall::deliver_worker_spans() {
   // Called after the instruction's parallel_for returned: no worker writes any more.
-  et_trace_event worker = event;
+  session->before_event();
+  et_trace_event worker = instruction_event();
   worker.kind = ET_TRACE_WORKER;
   for (const WorkerSpan& span : worker_spans) {
     worker.thread = span.thread;
@@ -92,7 +135,8 @@ int32_t host_trace_span(et_exec_context* ctx, const char* name, int64_t delegate
   if (ctx == nullptr || ctx->traced == nullptr) return 0;
   if (start_ns == 0 && end_ns == 0) return 1;  // the delegate asks whether to measure
   TracedCall& call = *ctx->traced;
-  et_trace_event event = call.event;
+  call.session->before_event();
+  et_trace_event event = call.instruction_event();
   event.kind = ET_TRACE_DELEGATE_EVENT;
   event.name = name != nullptr ? name : "";
   event.debug_handle = delegate_debug_id;

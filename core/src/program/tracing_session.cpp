@@ -19,6 +19,14 @@ et_error* TraceSession::create(const std::string& tracer, const std::string& lab
   std::shared_ptr<TraceSession> session(new TraceSession());
   session->tracer_ = d;
   session->debug_buffer_size_ = debug_buffer_size;
+  session->batches_ = d.session_records != nullptr && !session->records_values();
+  if (session->batches_) {
+    et_trace_record blank{};
+    blank.struct_size = sizeof blank;  // written once: the spans leave it as it is
+    session->records_.assign(kTraceRecordBatch, blank);
+    session->next_ = session->records_.data();
+    session->limit_ = session->records_.data() + session->records_.size();
+  }
   et_trace_session_args args{sizeof(et_trace_session_args), label.c_str(), debug_buffer_size};
   if (et_error* error = d.session_create(d.user_data, &args, &session->session_)) {
     if (error->plugin.empty()) error->plugin = provider.plugin->name;

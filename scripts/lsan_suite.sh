@@ -39,11 +39,13 @@ fi
 
 # Our tests vs the pytest ones, by the program each ctest runs. The rest (the wheel
 # scripts and the tests of their wheel: built and tested outside this ASan tree; the
-# release-tree checks of binaries) are skipped.
+# release-tree checks of binaries) are skipped. ctest drops the command of a test
+# whose program is not built: those are listed as not built and fail the run (they
+# once went to the skipped list unnoticed, so a partly built tree looked clean).
 mapfile -t split < <(ctest --test-dir "$BUILD" --show-only=json-v1 | python3 -c '
 import json, os, re, sys
 build = os.path.realpath(sys.argv[1])
-native, python, other = [], [], []
+native, python, other, missing = [], [], [], []
 everything = json.load(sys.stdin)["tests"]
 tests = [t for t in everything if re.search(sys.argv[2], t["name"])]
 fixtures = lambda t, kind: [f for p in t.get("properties", []) if p["name"] == kind
@@ -52,20 +54,26 @@ program = lambda t: (t.get("command") or [""])[0]
 ours = lambda t: os.path.realpath(program(t)).startswith(build + os.sep)
 is_python = lambda t: os.path.basename(program(t)).startswith("python")
 # A test needing a fixture that a skipped test sets up (the wheel) is skipped too.
-foreign = {f for t in everything if not ours(t) and not is_python(t) for f in fixtures(t, "FIXTURES_SETUP")}
+built = lambda t: bool(t.get("command"))
+foreign = {f for t in everything if built(t) and not ours(t) and not is_python(t) for f in fixtures(t, "FIXTURES_SETUP")}
 # binaries checks properties of a release tree that an ASan tree lacks by construction
 # (RUNPATH naming the sanitizer runtime, asan.module_ctor in the .init_array of every object).
 release_only = {"binaries"}
 for t in tests:
     if t["name"] in release_only or set(fixtures(t, "FIXTURES_REQUIRED")) & foreign: other.append(t["name"])
+    elif not built(t): missing.append(t["name"])
     elif is_python(t): python.append(t["name"])
     elif ours(t): native.append(t["name"])
     else: other.append(t["name"])
 as_regex = lambda names: "^(" + "|".join(names) + ")$" if names else "^$"
-print(as_regex(native)); print(as_regex(python)); print(" ".join(other))' "$BUILD" "$REGEX")
+print(as_regex(native)); print(as_regex(python)); print(" ".join(other)); print(" ".join(missing))' "$BUILD" "$REGEX")
 [ -z "${split[2]}" ] || echo "==> skipped (not programs of this tree, or release-tree checks): ${split[2]}" >&2
 
 status=0
+if [ -n "${split[3]}" ]; then
+  echo "==> NOT BUILT in $BUILD, not run (build their targets, or run without LSAN_NO_BUILD): ${split[3]}" >&2
+  status=1
+fi
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 echo "==> native tests with detect_leaks=1" >&2
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$BUILD" -R "${split[0]}" -j "$JOBS" --output-on-failure || status=1

@@ -133,10 +133,12 @@ struct TT {
       case ET_DTYPE_FLOAT32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
       case ET_DTYPE_FLOAT64: std::memcpy(p, &v, 8); break;
       case ET_DTYPE_INT64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case ET_DTYPE_INT32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case ET_DTYPE_INT16: { int16_t x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); break; }
-      case ET_DTYPE_INT8: { int8_t x = static_cast<int8_t>(v); std::memcpy(p, &x, 1); break; }
-      case ET_DTYPE_UINT8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(p, &x, 1); break; }
+      // Narrow integers through int64, which wraps (a double outside the narrow type's range, e.g. -1 stored
+      // into uint8, is undefined behaviour when converted directly: UBSan reported it).
+      case ET_DTYPE_INT32: { int32_t x = static_cast<int32_t>(static_cast<int64_t>(v)); std::memcpy(p, &x, 4); break; }
+      case ET_DTYPE_INT16: { int16_t x = static_cast<int16_t>(static_cast<int64_t>(v)); std::memcpy(p, &x, 2); break; }
+      case ET_DTYPE_INT8: { int8_t x = static_cast<int8_t>(static_cast<int64_t>(v)); std::memcpy(p, &x, 1); break; }
+      case ET_DTYPE_UINT8: { uint8_t x = static_cast<uint8_t>(static_cast<int64_t>(v)); std::memcpy(p, &x, 1); break; }
       case ET_DTYPE_BOOL: { uint8_t x = v != 0; std::memcpy(p, &x, 1); break; }
       case ET_DTYPE_FLOAT16: { auto x = etrt::plugin::half_from_float(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
       case ET_DTYPE_BFLOAT16: { auto x = etrt::plugin::bfloat16_from_float(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }

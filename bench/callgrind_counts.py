@@ -33,3 +33,23 @@ def per_run(etrt, program, runs, extra=()):
     with tempfile.TemporaryDirectory() as tmp:
         many = instructions(etrt, program, 1 + runs, extra, tmp)
         return (many - instructions(etrt, program, 1, extra, tmp)) / runs
+
+
+def inclusive(dump, function):
+    """Ir spent in `function` and what it called, from a callgrind file (callgrind_annotate --inclusive)."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(dump)],
+                         check=True, capture_output=True, text=True).stdout
+    # The function's whole inclusive cost is its largest line; the others split it by source file.
+    costs = [int(m[1].replace(",", "")) for line in out.splitlines()
+             if (m := re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+\S*:" + re.escape(function) + r"\(", line))]
+    return max(costs, default=0)
+
+
+def per_run_split(etrt, program, runs, extra, function):
+    """(Ir of one execute, of which inside `function`), both as per_run counts them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        many_dump, one_dump = Path(tmp) / "many.out", Path(tmp) / "one.out"
+        many = instructions(etrt, program, 1 + runs, extra, tmp, many_dump)
+        one = instructions(etrt, program, 1, extra, tmp, one_dump)
+        return (many - one) / runs, (inclusive(many_dump, function) - inclusive(one_dump, function)) / runs
+

@@ -152,15 +152,14 @@ void pool_parallel_for(size_t range, size_t grain, et_parallel_body body, void* 
   ThreadPool::instance().parallel_for(range, grain, body, context);
 }
 
-size_t pool_size() { return ThreadPool::instance().size(); }
-
 void parallel_for(size_t range, size_t grain, et_parallel_body body, void* context) {
   // A traced instruction on this thread records one span per chunk and thread
-  // when the work splits (the pool's size asked once per run).
-  if (TracedCall* traced = current_traced_call(); traced != nullptr) [[unlikely]] {
-    if (traced->pool_threads == 0) traced->pool_threads = ThreadPool::instance().size();
-    if (traced->pool_threads > 1 && range > std::max<size_t>(grain, 1))
-      return traced_parallel_for(*traced, pool_parallel_for, pool_size, range, grain, body, context);
+  // when the work splits over more than one thread (the thread-local is looked
+  // up only then: work the pool runs inline adds nothing to the instruction's span).
+  if (g_traced_runs.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    if (range > std::max<size_t>(grain, 1) && ThreadPool::instance().size() > 1)
+      if (TracedCall* traced = current_traced_call(); traced != nullptr)
+        return traced_parallel_for(*traced, pool_parallel_for, range, grain, body, context);
   }
   ThreadPool::instance().parallel_for(range, grain, body, context);
 }

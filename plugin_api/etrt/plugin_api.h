@@ -364,10 +364,16 @@ typedef struct et_trace_record {
   uint64_t end;
   const char* name;    /* host-owned until session_destroy (instructions; the method's name for ET_TRACE_METHOD) */
   const char* plugin;  /* host-owned until session_destroy; "" for built-ins and methods */
-  int32_t kind;        /* ET_TRACE_OPERATOR, ET_TRACE_DELEGATE or ET_TRACE_METHOD (the run; last of its run) */
-  int32_t id;          /* instruction index; -1 for ET_TRACE_METHOD */
+  int32_t kind;        /* ET_TRACE_OPERATOR, ET_TRACE_DELEGATE, ET_TRACE_DELEGATE_EVENT or ET_TRACE_METHOD (the run; last of its run) */
+  int32_t id;          /* instruction index (a delegate event's: its delegate call's); -1 for ET_TRACE_METHOD */
   int32_t chain_id;    /* the instruction's chain; -1 for ET_TRACE_METHOD */
   uint32_t flags;      /* ET_TRACE_RECORD_NS */
+  /* ET_TRACE_DELEGATE_EVENT only (any value for other kinds): the delegate's id
+   * for the event (trace_span's delegate_debug_id), -1 when its name is the id.
+   * A delegate event's record is in nanoseconds and comes before the record of
+   * the delegate call it happened in (records are in the order spans ended);
+   * its name, host-owned until session_destroy, is a copy of the delegate's. */
+  int64_t debug_handle;
 } et_trace_record;
 
 #define ET_TRACE_RECORD_NS 1u  /* start/end are nanoseconds, not ticks */
@@ -378,8 +384,8 @@ typedef struct et_trace_record {
  * session, and each record after an ET_TRACE_METHOD one (in this batch or a
  * later one), is the first of a new run. flags has ET_TRACE_BATCH_IN_RUN when
  * a run has begun and not ended by the batch's last record (possibly with no
- * record yet: the batch may be empty): a delegate event or worker chunk that
- * follows belongs to it. A tick t is (anchor_ns + (t - anchor_ticks) *
+ * record yet: the batch may be empty): a worker chunk or event that follows as
+ * a begin/end pair belongs to it. A tick t is (anchor_ns + (t - anchor_ticks) *
  * ns_per_tick) ns on the host's clock, for every record of the batch (also
  * ticks before anchor_ticks: the rate is the same over the batch). A tracer
  * may keep the numbers and convert when it needs nanoseconds. */
@@ -449,11 +455,13 @@ typedef struct et_tracer_descriptor {
    * recorded by the host as raw records and handed over in batches (see
    * et_trace_batch). Records of successive runs may wait in the host's buffer:
    * they are handed over when it fills, before any other call to the session
-   * (a delegate event, a worker chunk, session_result) and before
+   * (a worker chunk, an event reported outside a delegate call, session_result) and before
    * session_destroy, so calls stay in the order session_span would have made
    * them and a result always includes every run so far. A host that has it
    * calls it instead of session_span and the ET_TRACE_METHOD begin/end pair, except in sessions
-   * that record values (those keep the 1.5 calls). batch borrowed during the
+   * that record values (those keep the 1.5 calls). The events a delegate reports
+   * during its call are records too (ET_TRACE_DELEGATE_EVENT); worker chunks
+   * stay begin/end pairs. batch borrowed during the
    * call; its records' names as session_span's. NULL: the 1.5 calls. */
   void (*session_records)(void* session, const et_trace_batch* batch);
 #endif

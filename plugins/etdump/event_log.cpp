@@ -66,6 +66,21 @@ void EventLog::convert_raw(NameId run_name, NameId delegate_name) {
       ProfileRecord record;
       record.start_ns = ns(raw.start, raw.flags);
       record.end_ns = ns(raw.end, raw.flags);
+      if (raw.kind == ET_TRACE_DELEGATE_EVENT) {  // inside the delegate call whose record follows
+        record.start_ns = std::max(record.start_ns, last);
+        record.end_ns = std::max(record.end_ns, record.start_ns);
+        record.instruction = raw.id;
+        record.chain = raw.chain_id < 0 ? 0 : raw.chain_id;
+        record.kept_name = raw.name != nullptr ? raw.name : "";
+        if (raw.debug_handle >= 0)
+          record.delegate_id_int = static_cast<int32_t>(std::min<int64_t>(raw.debug_handle, INT32_MAX));
+        else
+          record.name_is_delegate_id = true;
+        record.kept_plugin = raw.plugin;
+        merged.push_back({true, static_cast<uint32_t>(profiles_.size())});
+        profiles_.push_back(record);
+        continue;  // `last` stays the previous instruction's end: the call began before its events
+      }
       if (raw.kind == ET_TRACE_METHOD) {  // the run: began before its instructions, ends after them
         record.end_ns = std::max(record.end_ns, last);
         record.start_ns = std::min({record.start_ns, record.end_ns, run_first});
@@ -103,6 +118,7 @@ void EventLog::copy_prefixes(const et_trace_batch& batch) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(batch.records);
   for (size_t i = 0; i < batch.count; ++i) {
     et_trace_record record{};
+    record.debug_handle = -1;  // a shorter record has none
     if (stride >= offsetof(et_trace_record, flags) + sizeof(record.flags))  // else: too short to be 1.6
       std::memcpy(&record, bytes + i * stride, std::min(stride, sizeof record));
     raw_.push_back(record);
@@ -120,6 +136,8 @@ void EventLog::resolve_names() {
   for (ProfileRecord& record : profiles_) {
     if (record.kept_name != nullptr) record.name = id_of(record.kept_name);
     if (record.kept_plugin != nullptr) record.plugin = id_of(record.kept_plugin);
+    if (record.name_is_delegate_id) record.delegate_id_str = record.name;
+    record.name_is_delegate_id = false;
     record.kept_name = record.kept_plugin = nullptr;
   }
   unresolved_ = false;

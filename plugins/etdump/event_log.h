@@ -41,6 +41,7 @@ struct ProfileRecord {
   // session_span); EventLog::finish() turns them into ids.
   const char* kept_name = nullptr;
   const char* kept_plugin = nullptr;
+  bool name_is_delegate_id = false;  // a delegate event without a numeric id: its name identifies it
 };
 
 // A tensor's metadata; its bytes are in the debug buffer at `offset`.

@@ -150,6 +150,7 @@ int main(void) {
   FIELD(et_trace_record, id)
   FIELD(et_trace_record, chain_id)
   FIELD(et_trace_record, flags)
+  FIELD(et_trace_record, debug_handle)
 
   BEGIN_STRUCT(et_trace_batch)
   FIELD(et_trace_batch, struct_size)

@@ -26,8 +26,13 @@ typedef struct Log {
 } Log;
 
 static void log_line(Log* log, char what, int kind, long long id, const char* name, uint64_t start, uint64_t end) {
+  /* One word per field: a delegate's event names have spaces ("XNNPACK runtime 0: ..."). */
+  char word[256];
+  size_t w = 0;
+  for (; name != NULL && name[w] != '\0' && w + 1 < sizeof word; ++w) word[w] = name[w] == ' ' ? '_' : name[w];
+  word[w] = '\0';
   char line[512];
-  int n = snprintf(line, sizeof line, "%c %d %lld %s %llu %llu\n", what, kind, id, name ? name : "",
+  int n = snprintf(line, sizeof line, "%c %d %lld %s %llu %llu\n", what, kind, id, w > 0 ? word : "-",
                    (unsigned long long)start, (unsigned long long)end);
   if (n < 0) return;
   size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;

@@ -380,6 +380,48 @@ TEST(Tracing, ATracerWithSessionRecordsGetsEachRunAsRawRecords) {
   EXPECT_LE(previous_end, run.end) << "the run ended before its last instruction";
 }
 
+// ABI 1.6: the events a delegate reports during its call (the XNNPACK plugin: one
+// per runtime and per node it runs itself) are records too -- in the call's
+// batch, before the call's own record (they end first), inside its bounds --
+// and make the host hand nothing over early (only worker chunks, still pairs, do).
+TEST(Tracing, ADelegatesEventsAreRecordsBeforeItsCallsOwnRecord) {
+  etrt::Program program = load("xnnpack");
+  etrt::Method method = program.load_method("forward");
+  constexpr int kRuns = 3;
+  std::vector<TracerCall> calls = traced_calls(method, program, "test_records_tracer", kRuns, /*batches=*/true);
+  size_t events = 0, delegate_calls = 0, early_batches = 0;
+  std::vector<TracerCall> open_events;  // reported by the delegate call whose record comes next
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const TracerCall& call = calls[i];
+    // A batch before the end goes early only for a call that is still a pair: a worker chunk.
+    if (call.what == 'K' && i + 1 < calls.size() && calls[i + 1].kind != ET_TRACE_WORKER) ++early_batches;
+    if (call.what != 'R') continue;
+    if (call.kind == ET_TRACE_DELEGATE_EVENT) {
+      open_events.push_back(call);
+      ++events;
+      continue;
+    }
+    if (call.kind == ET_TRACE_DELEGATE) {
+      ++delegate_calls;
+      EXPECT_FALSE(open_events.empty()) << "delegate call at instruction " << call.id << " reported no event";
+      for (const TracerCall& event : open_events) {
+        EXPECT_EQ(event.id, call.id) << event.name << ": not its delegate call's instruction";
+        EXPECT_NE(event.name, "-");
+        EXPECT_LE(call.start, event.start) << event.name;
+        EXPECT_LE(event.start, event.end) << event.name;
+        EXPECT_LE(event.end, call.end) << event.name;
+      }
+      open_events.clear();
+      continue;
+    }
+    EXPECT_TRUE(open_events.empty()) << "events before a record that is not their delegate call's";
+  }
+  EXPECT_TRUE(open_events.empty());
+  EXPECT_GE(delegate_calls, static_cast<size_t>(kRuns));
+  EXPECT_GE(events, delegate_calls);
+  EXPECT_EQ(early_batches, 0u) << "delegate events made the host hand its records over early";
+}
+
 // The host's buffer of 1.6 records (kTraceRecordBatch in core/src/program/tracing.h).
 constexpr size_t kHostRecordBuffer = 256;
 

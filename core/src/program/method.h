@@ -137,11 +137,20 @@ class Method {
   void plan_call_checks();
   // method_execute.cpp
   et_error* call(Instruction& instr, et_exec_context* context);
-  // One loop for both: the untraced instantiation has no tracing code at all.
-  template <bool kTraced>
+  // How a run reports to its trace session: not at all; one call per span (ABI 1.5
+  // and older tracers, sessions that record values); raw records (ABI 1.6).
+  enum class Tracing { kOff, kSpans, kRecords };
+  // One loop for all three: the untraced instantiation has no tracing code at all.
+  template <Tracing kMode>
   et_error* run_chains(et_exec_context* context);
+  // tracing_execute.cpp
   et_error* execute_traced();
-  et_error* call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context);
+  // An operator's span as a raw record, inline in the recorded loop (tracing_record.h).
+  et_error* record_call(size_t chain, size_t pc, Instruction& instr, et_exec_context* context);
+  void record_folded(size_t chain, size_t pc, const Instruction& instr, TracedCall& traced);
+  static void describe(et_trace_record& record, const Instruction& instr, size_t chain, size_t pc, int32_t kind,
+                       uint32_t flags);
+  [[gnu::noinline]] et_error* record_delegate(size_t chain, size_t pc, Instruction& instr, et_exec_context* context);
   [[gnu::noinline]] et_error* call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
                                            et_exec_context* context);
   void trace_outputs(const Instruction& instr, TracedCall& call);
@@ -164,6 +173,7 @@ class Method {
   ScratchArena scratch_;
   uint64_t executions_ = 0;
   std::shared_ptr<TraceSession> trace_;  // tracing.h; null when the method is not traced
+  std::unique_ptr<TracedCall> traced_;   // the runs' per-call state, made once with trace_
   const char* trace_method_name_ = nullptr;  // name_ as kept by trace_
 };
 

@@ -1,6 +1,7 @@
 // Running a method: the instructions of each chain in order, with jumps.
 #include "../error.h"
 #include "method.h"
+#include "tracing_record.h"
 
 namespace etrt {
 namespace {
@@ -78,7 +79,7 @@ et_error* Method::jump_condition(int32_t value, size_t pc, bool* truth) const {
   return nullptr;
 }
 
-template <bool kTraced>
+template <Method::Tracing kMode>
 et_error* Method::run_chains(et_exec_context* context) {
   uint64_t executed = 0;
   for (size_t c = 0; c < chains_.size(); ++c) {
@@ -94,10 +95,14 @@ et_error* Method::run_chains(et_exec_context* context) {
         case Kind::Prim:
         case Kind::Delegate: {
           et_error* error = nullptr;
-          if constexpr (kTraced)
-            error = call_traced(c, pc, instr, context);
-          else
+          if constexpr (kMode == Tracing::kOff)
             error = call(instr, context);
+          else if constexpr (kMode == Tracing::kSpans)
+            error = call_spanned(c, pc, instr, *context->traced, context);
+          else if (instr.kind == Kind::Delegate) [[unlikely]]
+            error = record_delegate(c, pc, instr, context);
+          else
+            error = record_call(c, pc, instr, context);
           if (error) return fail_at(c, pc, instr, error);
           ++pc;
           break;
@@ -114,7 +119,8 @@ et_error* Method::run_chains(et_exec_context* context) {
         }
         case Kind::Folded:
           // Computed at load; a trace still lists it (zero length) so every operator instruction appears.
-          if constexpr (kTraced) call_traced(c, pc, instr, context);
+          if constexpr (kMode == Tracing::kSpans) call_spanned(c, pc, instr, *context->traced, context);
+          if constexpr (kMode == Tracing::kRecords) record_folded(c, pc, instr, *context->traced);
           ++pc;
           break;
         case Kind::Free: {
@@ -131,7 +137,8 @@ et_error* Method::run_chains(et_exec_context* context) {
   return nullptr;
 }
 
-template et_error* Method::run_chains<true>(et_exec_context* context);  // tracing_execute.cpp
+template et_error* Method::run_chains<Method::Tracing::kSpans>(et_exec_context* context);    // tracing_execute.cpp
+template et_error* Method::run_chains<Method::Tracing::kRecords>(et_exec_context* context);  // tracing_execute.cpp
 
 et_error* Method::execute() {
   for (size_t i = 0; i < inputs_.size(); ++i)
@@ -146,7 +153,7 @@ et_error* Method::execute() {
     error = execute_traced();
   } else {
     et_exec_context context{name_.c_str(), 0, &scratch_};
-    error = run_chains<false>(&context);
+    error = run_chains<Tracing::kOff>(&context);
   }
   if (error != nullptr) return error;
   ++executions_;

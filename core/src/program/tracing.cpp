@@ -120,12 +120,8 @@ TracedCall*& current_traced_call() {
   return call;
 }
 
-void traced_parallel_for(TracedCall& call, ParallelFn run, size_t (*pool_threads)(), size_t range, size_t grain,
-                         et_parallel_body body, void* context) {
-  // Work the pool runs inline as one chunk adds nothing to the instruction's own span.
-  if (range <= std::max<size_t>(grain, 1)) return run(range, grain, body, context);
-  if (call.pool_threads == 0) call.pool_threads = pool_threads();
-  if (call.pool_threads <= 1) return run(range, grain, body, context);
+void traced_parallel_for(TracedCall& call, ParallelFn run, size_t range, size_t grain, et_parallel_body body,
+                         void* context) {
   ChunkContext chunk{&call, std::this_thread::get_id(), body, context};
   run(range, grain, traced_chunk, &chunk);
 }
@@ -135,6 +131,17 @@ int32_t host_trace_span(et_exec_context* ctx, const char* name, int64_t delegate
   if (ctx == nullptr || ctx->traced == nullptr) return 0;
   if (start_ns == 0 && end_ns == 0) return 1;  // the delegate asks whether to measure
   TracedCall& call = *ctx->traced;
+  if (call.delegate_call != nullptr) {  // ABI 1.6, during a delegate call: a record, before the call's own
+    et_trace_record& record = call.session->slot();
+    record = *call.delegate_call;  // its instruction, chain and plugin
+    record.kind = ET_TRACE_DELEGATE_EVENT;
+    record.name = call.kept_event_name(name != nullptr ? name : "");
+    record.debug_handle = delegate_debug_id;
+    record.start = start_ns;
+    record.end = end_ns < start_ns ? start_ns : end_ns;
+    call.session->commit();
+    return 1;
+  }
   call.session->before_event();
   et_trace_event event = call.instruction_event();
   event.kind = ET_TRACE_DELEGATE_EVENT;

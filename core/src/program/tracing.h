@@ -8,9 +8,11 @@
 // thread-local pointer. No tracer plugin is loaded until a session is created.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -142,16 +144,18 @@ struct WorkerSpan {
 // and, on the method's thread, from a thread-local while parallel_for runs).
 struct TracedCall {
   TraceSession* session = nullptr;
-  TracedCall** thread_slot = nullptr;  // current_traced_call() of the method's thread, looked up once per run
-  size_t pool_threads = 0;              // the pool's size, asked once per run when work is split (0: not yet)
   TraceClock* clock = nullptr;           // the session's (trace_clock.h)
   bool batches = false;                  // session->batches(): session->slot() describes the instruction, not `event`
   et_trace_event event{};  // the instruction's event (kind, name, ids, plugin)
+  // batches: the record of the delegate call running (Method::record_delegate),
+  // kept off the buffer so the events it reports are records before it.
+  const et_trace_record* delegate_call = nullptr;
 
   // What the instruction's delegate events and worker chunks copy (kind, name, ids, plugin).
   et_trace_event instruction_event() const {
     if (!batches) return event;
-    const et_trace_record& record = session->slot();  // the running instruction's (call_traced)
+    // The running instruction's: a delegate call's, or a kernel's being written in slot() (record_call).
+    const et_trace_record& record = delegate_call != nullptr ? *delegate_call : session->slot();
     et_trace_event e{};
     e.struct_size = sizeof e;
     e.kind = record.kind;
@@ -170,17 +174,59 @@ struct TracedCall {
     if (!worker_spans.empty()) deliver_worker_spans();
   }
   void deliver_worker_spans();
+
+  // A copy of a delegate's event name that the session keeps, found again by
+  // the address the delegate passes (and checked by content: an address may be
+  // reused for another text) without the session's lock and hashing.
+  const char* kept_event_name(const char* name) {
+    NameSlot& slot = event_names_[(reinterpret_cast<uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 58];
+    if (slot.given != name || std::strcmp(name, slot.kept) != 0) [[unlikely]]
+      slot = {name, session->keep_name(name)};
+    return slot.kept;
+  }
+
+ private:
+  struct NameSlot {
+    const char* given = nullptr;
+    const char* kept = nullptr;
+  };
+  std::array<NameSlot, 64> event_names_{};
 };
 
-// Set by the executor around a traced kernel or delegate call on its thread.
+// The traced run on this thread (set by TracedRunScope for the whole run).
 TracedCall*& current_traced_call();
 
-// parallel_for's hook: runs `body` over chunks, recording one span per chunk
-// and thread when the calling thread runs a traced call. `pool_threads` is
-// asked only when the work could split (it takes the pool's lock).
+// Traced runs in progress in the process: parallel_for looks the thread's
+// traced call up only while there are any (in a shared library a thread-local
+// costs a __tls_get_addr call, on every parallel_for of every untraced run).
+inline std::atomic<int> g_traced_runs{0};
+
+// A traced run on this thread, for as long as it lives; an outer run's (a run
+// inside a kernel) is restored after it.
+class TracedRunScope {
+ public:
+  explicit TracedRunScope(TracedCall& call) : slot_(current_traced_call()), outer_(slot_) {
+    g_traced_runs.fetch_add(1, std::memory_order_relaxed);  // only this thread reads its own slot
+    slot_ = &call;
+  }
+  ~TracedRunScope() {
+    slot_ = outer_;
+    g_traced_runs.fetch_sub(1, std::memory_order_relaxed);
+  }
+  TracedRunScope(const TracedRunScope&) = delete;
+  TracedRunScope& operator=(const TracedRunScope&) = delete;
+
+ private:
+  TracedCall*& slot_;
+  TracedCall* const outer_;
+};
+
+// parallel_for's hook when the calling thread runs a traced call and the work
+// splits over more than one thread: runs `body` over chunks through `run`,
+// recording one span per chunk and thread.
 using ParallelFn = void (*)(size_t range, size_t grain, et_parallel_body body, void* context);
-void traced_parallel_for(TracedCall& call, ParallelFn run, size_t (*pool_threads)(), size_t range, size_t grain,
-                         et_parallel_body body, void* context);
+void traced_parallel_for(TracedCall& call, ParallelFn run, size_t range, size_t grain, et_parallel_body body,
+                         void* context);
 
 // Host table entry (ABI 1.3).
 int32_t host_trace_span(et_exec_context* ctx, const char* name, int64_t delegate_debug_id, uint64_t start_ns,

@@ -3,6 +3,7 @@
 // exec context, the spans delegates and pool workers add.
 #include "../error.h"
 #include "method.h"
+#include "tracing_record.h"
 
 namespace etrt {
 namespace {
@@ -31,7 +32,13 @@ void Method::set_trace_session(std::shared_ptr<TraceSession> session) {
         instr.trace_name = session->keep_name(instr.name);
         instr.trace_plugin = session->keep_name(instr.plugin);
       }
+    // Made once per session, not per run: a run only resets what changes.
+    traced_ = std::make_unique<TracedCall>();
+    traced_->session = session.get();
+    traced_->clock = &session->clock();
+    traced_->batches = session->batches();
   }
+  if (session == nullptr) traced_.reset();
   trace_ = std::move(session);
 }
 
@@ -40,21 +47,15 @@ et_error* Method::execute_traced() {
   // time), so the run borrows the session instead of copying the shared_ptr.
   TraceSession& session = *trace_;
   std::lock_guard<RunGate> lock(session.run_gate());
-  TracedCall traced;
-  traced.session = &session;
-  traced.thread_slot = &current_traced_call();
-  traced.clock = &session.clock();
+  TracedCall& traced = *traced_;
+  // The thread's traced call is this run's for the whole run (parallel_for runs
+  // only inside instructions), restored after it (a run inside a kernel).
+  TracedRunScope scope(traced);
   et_exec_context context{name_.c_str(), 0, &scratch_, &traced};
-  if (session.batches()) {  // ABI 1.6: the run's spans as raw records in the session's buffer
-    traced.batches = true;
+  if (traced.batches) {  // ABI 1.6: the run's spans as raw records in the session's buffer
     session.open_run();
-    // The thread's traced call is this run's for the whole run (parallel_for
-    // runs only inside instructions), restored after it (a run inside a kernel).
-    TracedCall* const outer = *traced.thread_slot;
-    *traced.thread_slot = &traced;
     const uint64_t start = traced.clock->start_ticks();
-    et_error* error = run_chains<true>(&context);
-    *traced.thread_slot = outer;
+    et_error* error = run_chains<Tracing::kRecords>(&context);
     et_trace_record& run = session.slot();
     run.start = start;
     run.end = traced.clock->ticks_now();
@@ -70,8 +71,8 @@ et_error* Method::execute_traced() {
   et_trace_event event = method_event(trace_method_name_);
   event.timestamp_ns = traced.clock->start();
   session.begin(event);
-  traced.event = method_event(trace_method_name_);  // call_traced sets kind, name, ids, plugin per instruction
-  et_error* error = run_chains<true>(&context);
+  traced.event = method_event(trace_method_name_);  // call_spanned sets kind, name, ids, plugin per instruction
+  et_error* error = run_chains<Tracing::kSpans>(&context);
   if (error == nullptr && session.records_values()) {
     traced.event = method_event(trace_method_name_);
     for (int32_t output : outputs_) session.value(traced.event, values_[output].value, true);
@@ -81,38 +82,25 @@ et_error* Method::execute_traced() {
   return error;
 }
 
-// ABI 1.6: two counter readings and a raw record written in place in the
-// session's buffer (the tracer converts and names it when a result is fetched);
-// older tracers and value-recording sessions go to call_spanned.
-et_error* Method::call_traced(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
+// ABI 1.6, a delegate call: its own events are readings of the host's clock
+// (trace_clock_ns), so its bounds are too (they nest; no re-anchoring: the
+// records around it convert within the clock's error, nanoseconds). Its record
+// is kept aside during the call: the events the delegate reports are records
+// that end first (host_trace_span), so they go into the buffer before it.
+et_error* Method::record_delegate(size_t chain, size_t pc, Instruction& instr, et_exec_context* context) {
   TracedCall& traced = *context->traced;
-  if (!traced.batches) [[unlikely]]
-    return call_spanned(chain, pc, instr, traced, context);  // 1.5 and older tracers, value-recording sessions
-  TraceSession& session = *traced.session;
-  et_trace_record* record = &session.slot();
-  record->name = instr.trace_name;
-  record->plugin = instr.trace_plugin;
-  record->id = static_cast<int32_t>(pc);
-  record->chain_id = static_cast<int32_t>(chain);
-  et_error* error = nullptr;
-  uint64_t end = 0;
-  if (instr.kind == Kind::Delegate) [[unlikely]] {
-    // A delegate's own events are exact clock readings: its bounds are exact too, so they nest.
-    record->kind = ET_TRACE_DELEGATE;
-    record->flags = ET_TRACE_RECORD_NS;
-    record->start = traced.clock->exact_now();
-    error = call(instr, context);
-    end = traced.clock->exact_now();
-  } else {
-    record->kind = ET_TRACE_OPERATOR;
-    record->flags = 0;
-    record->start = traced.clock->ticks_now();
-    if (instr.kind != Kind::Folded) error = call(instr, context);
-    end = traced.clock->ticks_now();
-  }
+  et_trace_record record{};
+  record.struct_size = sizeof record;
+  describe(record, instr, chain, pc, ET_TRACE_DELEGATE, ET_TRACE_RECORD_NS);
+  record.debug_handle = -1;
+  traced.delegate_call = &record;
+  record.start = trace_now_ns();
+  et_error* error = call(instr, context);
+  record.end = trace_now_ns();
   traced.flush_worker_spans();
-  session.slot().end = end;  // the slot moved if a delegate event or worker chunk delivered the records before it
-  session.commit();
+  traced.delegate_call = nullptr;
+  traced.session->slot() = record;
+  traced.session->commit();
   return error;
 }
 
@@ -129,12 +117,7 @@ et_error* Method::call_spanned(size_t chain, size_t pc, Instruction& instr, Trac
   const bool exact = instr.kind == Kind::Delegate;
   uint64_t start = exact ? traced.clock->exact_now() : traced.clock->now();
   et_error* error = nullptr;
-  if (instr.kind != Kind::Folded) {
-    TracedCall* const outer = *traced.thread_slot;  // a traced run this one runs inside, if any
-    *traced.thread_slot = &traced;
-    error = call(instr, context);
-    *traced.thread_slot = outer;
-  }
+  if (instr.kind != Kind::Folded) error = call(instr, context);
   uint64_t end = exact ? traced.clock->exact_now() : traced.clock->now();
   traced.flush_worker_spans();
   traced.session->span(event, start, end);

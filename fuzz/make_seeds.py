@@ -8,7 +8,8 @@ OUT_DIR/npy: every array of the reference programs' .npz files (an .npz is a zip
 OUT_DIR/manifest: every *.json (and *.json.in template) in the manifest directories given;
 OUT_DIR/etdump: scripts of tracing-session calls (fuzz/etdump_fuzzer.cpp's encoding) that trace the
     instructions of each reference program's portable.pte as a host would: one or two runs, each
-    instruction's output recorded in a debug buffer, delegate calls with events, results fetched.
+    instruction's output recorded in a debug buffer, delegate calls with events, results fetched; and
+    as hosts of ABI 1.5/1.6 would: whole spans, raw records in batches with runs open across them.
 """
 import argparse
 import shutil
@@ -37,7 +38,8 @@ def text(value: bytes) -> bytes:
 
 
 def trace_step(op: int, kind: int, name: bytes = b"", plugin: bytes = b"", index: int = -1, ts: int = 0) -> bytes:
-    """One call of the script: op (0 begin, 1 end, 2 value, 3 fetch), then the event's fields."""
+    """One call of the script: op (0 begin, 1 end, 2 value, 3 fetch, 4 span: a 1.6 host's), then the event's
+    fields."""
     return (bytes([op]) + text(name) + text(plugin) + bytes([kind, index & 0xFF, 0, 0xFF])
             + ts.to_bytes(3, "big") + bytes([0]))
 
@@ -50,7 +52,7 @@ def tensor_value(dtype_index: int, sizes, is_output: int = 0) -> bytes:
 
 
 def etdump_scripts(operators):
-    """Three scripts over one program's operator names."""
+    """Five scripts over one program's operator names (the last two from hosts of ABI 1.5 and 1.6)."""
     ops = [name.encode()[:31] for name in operators][:12]
     ts = 1
     run = b""
@@ -67,6 +69,38 @@ def etdump_scripts(operators):
                 + trace_step(0, 5, b"chunk", index=0, ts=3) + trace_step(1, 5, b"chunk", index=0, ts=4)
                 + trace_step(1, 2, b"XnnpackBackend", index=0, ts=5) + trace_step(1, 0, b"forward", ts=6))
     yield bytes([0]) + text(b"") + delegate + trace_step(3, 0) + bytes([1])
+    yield from host_1_6_scripts(ops)
+
+
+def record(kind: int, name_pick: int = 1, duration: int = 3) -> bytes:
+    """One raw record of a session_records step: kind (0 operator, 1 delegate, 2 the run), which kept name."""
+    return bytes([kind | (name_pick << 4), duration])
+
+
+def records_step(records, in_run: bool = False, anchor_ns: int = 1000, rate_index: int = 2) -> bytes:
+    """A session_records step of a 1.6 host: op 5, flags (0x01 in a run), count, anchor at the host's counter
+    (mode 0) with its ns (3 bytes) and rate kRates[rate_index] (2: a 24 MHz counter), then the records."""
+    return bytes([5, 1 if in_run else 0, len(records), rate_index << 2]) + anchor_ns.to_bytes(3, "big") + b"".join(records)
+
+
+def host_1_6_scripts(ops):
+    """Scripts of hosts of ABI 1.5 and 1.6 (header bit 0x02) over one program's operators: raw records in
+    batches with runs open across them, a delegate event and a worker chunk between batches, whole spans."""
+    run = [record(1 if index % 5 == 4 else 0, index % 4) for index in range(len(ops))] + [record(2, 0, 40)]
+    split = min(2, len(run) - 1)
+    batches = (records_step(run + run[:split], in_run=True)
+               + trace_step(0, 4, b"xnn_fully_connected", index=0, ts=3) + trace_step(1, 4, b"xnn_fully_connected", index=0, ts=4)
+               + trace_step(0, 5, b"chunk", index=0, ts=3) + trace_step(1, 5, b"chunk", index=0, ts=4)
+               + records_step(run[split:]) + trace_step(3, 0) + bytes([1])
+               + records_step([], in_run=True) + trace_step(0, 4, b"event", ts=9) + trace_step(1, 4, b"event", ts=10)
+               + records_step(run * 3, anchor_ns=1 << 20, rate_index=1))
+    yield bytes([2]) + text(b"records.pte") + batches + trace_step(3, 0) + bytes([0])
+    spans = trace_step(0, 0, b"forward", ts=1)
+    for index, name in enumerate(ops):
+        spans += trace_step(4, 1, name, b"kernels_optimized", index, ts=2 * index + 3) + (2 * index + 2).to_bytes(3, "big")
+        spans += trace_step(2, 1, name, index=index) + tensor_value(6, [2, 3])
+    spans += trace_step(1, 0, b"forward", ts=2 * len(ops) + 4)
+    yield bytes([3, 0, 64]) + text(b"spans.pte") + spans * 2 + trace_step(3, 0) + bytes([1])
 
 
 def operator_names(program: bytes):

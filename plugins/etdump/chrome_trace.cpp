@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <set>
+#include <vector>
 
 #include "utf8.h"
 
@@ -30,6 +31,21 @@ void append_json_string(std::string& out, const std::string& raw) {
   out += '"';
 }
 
+// Each name's JSON string, escaped when first needed (a run repeats a few names).
+class JsonNames {
+ public:
+  explicit JsonNames(const EventLog& log) : log_(log), escaped_(log.name_count()) {}
+  const std::string& operator()(NameId id) {
+    std::string& escaped = escaped_[id];
+    if (escaped.empty()) append_json_string(escaped, log_.text(id));  // never empty once written: quoted
+    return escaped;
+  }
+
+ private:
+  const EventLog& log_;
+  std::vector<std::string> escaped_;
+};
+
 // Microseconds with nanosecond precision, as the format expects.
 void append_micros(std::string& out, uint64_t ns) {
   char text[32];
@@ -45,15 +61,16 @@ std::string write_chrome_trace(const EventLog& log, const std::string& process_n
   append_json_string(out, process_name);
   out += "}}";
   std::set<uint32_t> threads;
+  JsonNames json_name(log);
   for (const RunBlock& block : log.blocks()) {
     for (const EventRecord& event : log.events(block)) {
       if (!event.is_profile) continue;
       const ProfileRecord& p = log.profile(event);
       threads.insert(p.thread);
       out += ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(p.thread) + ",\"name\":";
-      append_json_string(out, log.text(p.name));
+      out += json_name(p.name);
       out += ",\"cat\":";
-      append_json_string(out, log.text(block.name));
+      out += json_name(block.name);
       out += ",\"ts\":";
       append_micros(out, p.start_ns);
       out += ",\"dur\":";
@@ -62,12 +79,12 @@ std::string write_chrome_trace(const EventLog& log, const std::string& process_n
              std::to_string(p.instruction);
       if (p.plugin != kNoName) {
         out += ",\"plugin\":";
-        append_json_string(out, log.text(p.plugin));
+        out += json_name(p.plugin);
       }
       if (p.delegate_id_int >= 0) out += ",\"delegate_debug_id\":" + std::to_string(p.delegate_id_int);
       if (p.delegate_id_str != kNoName) {
         out += ",\"delegate_debug_name\":";
-        append_json_string(out, log.text(p.delegate_id_str));
+        out += json_name(p.delegate_id_str);
       }
       out += "}}";
     }

@@ -12,7 +12,7 @@ using flatbuffers::Offset;
 
 class Writer {
  public:
-  explicit Writer(const EventLog& log) : log_(log) {}
+  explicit Writer(const EventLog& log) : log_(log), strings_(log.name_count()) {}
 
   std::vector<uint8_t> write() {
     std::vector<Offset<RunData>> runs;
@@ -23,9 +23,12 @@ class Writer {
   }
 
  private:
+  // Each name written once and shared by every event naming it (a run repeats a few names).
   Offset<flatbuffers::String> string(NameId id) {
     if (id == kNoName) return 0;
-    return builder_.CreateSharedString(repair_utf8(log_.text(id)));
+    Offset<flatbuffers::String>& written = strings_[id];
+    if (written.IsNull()) written = builder_.CreateSharedString(repair_utf8(log_.text(id)));
+    return written;
   }
 
   Offset<RunData> run(const RunBlock& block) {
@@ -96,6 +99,7 @@ class Writer {
   }
 
   const EventLog& log_;
+  std::vector<Offset<flatbuffers::String>> strings_;  // by NameId; null until written
   FlatBufferBuilder builder_{1024};
 };
 

@@ -104,6 +104,7 @@ class EventLog {
     return slot.id;
   }
   const std::string& text(NameId id) const { return strings_[id]; }
+  size_t name_count() const { return strings_.size(); }  // ids are below it (kNoName included)
 
   // Starts a block; events go to the newest block (one is started on demand).
   void begin_block(std::string_view name) { begin_block(intern(name)); }

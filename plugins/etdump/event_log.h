@@ -198,7 +198,7 @@ class EventLog {
   void settle_raw();
   void open_raw_run();  // settle_raw(), then a run block if none is open
   void copy_prefixes(const et_trace_batch& batch);  // records of another size than this build's
-  // Appends in pieces of 32 records (1,792 bytes): glibc copies a larger block with
+  // Appends in pieces of 32 records (2 KiB): glibc copies a larger block with
   // `rep movsb`, which callgrind, the measure of tracing's cost here, counts per byte.
   void copy_records(const et_trace_record* records, size_t count) {
     raw_.reserve(raw_.size() + count);

@@ -32,6 +32,10 @@ class ThreadPool {
 
   const void* identity() const { return this; }
 
+  // The pool's size without creating it or calling into the library: 0 until
+  // the pool exists (header-only, for code built without the pool's sources).
+  static size_t published_size() { return published_threads_.load(std::memory_order_acquire); }
+
  private:
   ThreadPool() = default;
   void create_locked(size_t threads);
@@ -43,7 +47,8 @@ class ThreadPool {
   size_t threads_ = 1;
   // threads_ published for size() and ensure_created() without the lock (kernels ask on every call; a
   // shared lock costs ~100 instructions); 0 until the pool exists.
-  std::atomic<size_t> published_threads_{0};
+  // Static: there is one pool (instance() is a leaked singleton).
+  static inline std::atomic<size_t> published_threads_{0};
   uint64_t generation_ = 0;
   pthreadpool lease_handle_{};  // what a "pthreadpool" lease hands out
 };

@@ -70,6 +70,8 @@ TEST(TraceClock, CalibratedReadingsFollowTheMonotonicClock) {
 // ABI 1.6 runs keep raw readings (start_ticks, ticks_now) and the tracer converts
 // them later with conversion(): the result must land where the clock read.
 TEST(TraceClock, RawReadingsConvertToTheMonotonicClock) {
+  if (!etrt::tick_counter_usable())  // sessions send spans in ns there (TraceSession::create)
+    GTEST_SKIP() << "no usable tick counter: no session records raw readings on this machine";
   etrt::trace_clock_calibrate();
   TraceClock clock;
   uint64_t before_start = trace_now_ns();
@@ -83,7 +85,7 @@ TEST(TraceClock, RawReadingsConvertToTheMonotonicClock) {
     if (raw <= c.anchor_ticks) return c.anchor_ns;
     return c.anchor_ns + static_cast<uint64_t>(static_cast<double>(raw - c.anchor_ticks) * c.ns_per_tick);
   };
-  EXPECT_EQ(c.ns_per_tick > 0, etrt::tick_counter_usable());
+  EXPECT_GT(c.ns_per_tick, 0);
   constexpr uint64_t kSlack = 50'000;
   expect_between(before_start, ns(start), before, kSlack);
   expect_between(before, ns(reading), after, kSlack);

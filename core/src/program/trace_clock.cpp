@@ -78,7 +78,6 @@ void trace_clock_calibrate() {
 uint64_t TraceClock::reanchor() {
   trace_clock_origin();
   ns_per_tick_ = 0;
-  ticking_ = false;
   if (!tick_counter_usable()) return monotone(trace_now_ns());
   TickPair pair = read_pair();
   anchor_ticks_ = pair.ticks;
@@ -87,7 +86,6 @@ uint64_t TraceClock::reanchor() {
     ns_per_tick_ = static_cast<double>(pair.ns - g_origin.ns) / static_cast<double>(pair.ticks - g_origin.ticks);
     reanchor_ticks_ = static_cast<uint64_t>(static_cast<double>(kReanchorNs) / ns_per_tick_);
   }
-  ticking_ = ns_per_tick_ > 0;
   return monotone(pair.ns);
 }
 

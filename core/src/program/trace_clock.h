@@ -67,7 +67,8 @@ class TraceClock {
     return reanchor();
   }
   // start() for runs recorded raw (ABI 1.6): the same re-anchoring, but returns
-  // the reading itself: ticks, or ns when uncalibrated (conversion() says which).
+  // the reading itself: ticks, or ns when uncalibrated (conversion() says which;
+  // sessions record raw only where the counter is usable, so always ticks).
   uint64_t start_ticks() {
     if (ns_per_tick_ > 0) {
       uint64_t ticks = read_ticks();
@@ -76,8 +77,10 @@ class TraceClock {
     reanchor();
     return ns_per_tick_ > 0 ? anchor_ticks_ : last_ns_;
   }
-  // A raw reading: ticks, or ns when uncalibrated. Converted later with conversion().
-  uint64_t ticks_now() const { return ticking_ ? read_ticks() : trace_now_ns(); }
+  // A raw reading of a calibrated clock (the runs of a session with records
+  // always are: it opens only where tick_counter_usable()); converted later with
+  // conversion(). No test on the hot path: two readings per instruction.
+  uint64_t ticks_now() const { return read_ticks(); }
   // What turns raw readings into ns: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick
   // (ns_per_tick 0: the readings are ns). Changes only when the clock re-anchors.
   struct Conversion {
@@ -111,7 +114,6 @@ class TraceClock {
 
   uint64_t anchor_ticks_ = 0, anchor_ns_ = 0, last_ns_ = 0, reanchor_ticks_ = 0;
   double ns_per_tick_ = 0;  // 0: read clock_gettime directly
-  bool ticking_ = false;    // ns_per_tick_ > 0 (an integer test on the hot path)
 };
 
 // Takes the calibration origin if not taken yet.

@@ -5,7 +5,7 @@
 //
 // Cost when no method is traced: Method::execute tests one pointer per run and
 // runs the untraced instantiation of its loop; parallel_for reads one
-// thread-local pointer. No tracer plugin is loaded until a session is created.
+// process-wide count (g_traced_runs). No tracer plugin is loaded until a session is created.
 #pragma once
 
 #include <array>
@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "../../../threadpool/threadpool.h"
 #include "etrt/plugin_api.h"
 #include "trace_clock.h"
 
@@ -202,23 +203,30 @@ TracedCall*& current_traced_call();
 inline std::atomic<int> g_traced_runs{0};
 
 // A traced run on this thread, for as long as it lives; an outer run's (a run
-// inside a kernel) is restored after it.
+// inside a kernel) is restored after it. Not when the pool is known to have one
+// thread: parallel_for then runs work inline and looks nothing up, so the run
+// skips the thread-local (a __tls_get_addr call in a shared library) and leaves
+// g_traced_runs alone. (A pool not created yet counts as splitting.)
 class TracedRunScope {
  public:
-  explicit TracedRunScope(TracedCall& call) : slot_(current_traced_call()), outer_(slot_) {
+  explicit TracedRunScope(TracedCall& call) {
+    if (ThreadPool::published_size() == 1) return;
+    slot_ = &current_traced_call();
+    outer_ = *slot_;
     g_traced_runs.fetch_add(1, std::memory_order_relaxed);  // only this thread reads its own slot
-    slot_ = &call;
+    *slot_ = &call;
   }
   ~TracedRunScope() {
-    slot_ = outer_;
+    if (slot_ == nullptr) return;
+    *slot_ = outer_;
     g_traced_runs.fetch_sub(1, std::memory_order_relaxed);
   }
   TracedRunScope(const TracedRunScope&) = delete;
   TracedRunScope& operator=(const TracedRunScope&) = delete;
 
  private:
-  TracedCall*& slot_;
-  TracedCall* const outer_;
+  TracedCall** slot_ = nullptr;
+  TracedCall* outer_ = nullptr;
 };
 
 // parallel_for's hook when the calling thread runs a traced call and the work

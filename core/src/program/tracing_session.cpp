@@ -19,7 +19,9 @@ et_error* TraceSession::create(const std::string& tracer, const std::string& lab
   std::shared_ptr<TraceSession> session(new TraceSession());
   session->tracer_ = d;
   session->debug_buffer_size_ = debug_buffer_size;
-  session->batches_ = d.session_records != nullptr && !session->records_values();
+  // Raw records are tick-counter readings: without a usable counter (no invariant
+  // TSC) a session sends spans in ns, one call each, as to a 1.5 tracer.
+  session->batches_ = d.session_records != nullptr && !session->records_values() && tick_counter_usable();
   if (session->batches_) {
     et_trace_record blank{};
     blank.struct_size = sizeof blank;  // written once: the spans leave it as it is

@@ -261,3 +261,52 @@ def test_xnnpack_reports_each_node_it_runs_and_each_runtime_nested_in_its_delega
     assert all(len(e.perf_data.raw) == RUNS for e in delegated)
     spans = check_chrome_nesting(json.loads((tmp_path / "t.json").read_text()))
     assert set(names) <= {name for _, _, name in spans[0]}
+
+
+def debug_events_per_instruction(etdump: Path, data: bytes):
+    """{instruction: [(sizes, float32 values) or a tensor list's [...] ]} from a dump's last run."""
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+
+    def values(tensor):
+        count = int(np.prod(tensor.sizes)) if tensor.sizes else 1
+        dtype = np.int64 if tensor.scalar_type.name == "LONG" else np.float32
+        if count == 0:  # nothing copied: the offset means nothing (ExecuTorch leaves it past the buffer)
+            return (list(tensor.sizes), [])
+        return (list(tensor.sizes), np.frombuffer(data, dtype=dtype, count=count, offset=tensor.offset).tolist())
+
+    out = defaultdict(list)
+    for event in deserialize_from_etdump_flatcc(etdump.read_bytes()).run_data[-1].events:
+        debug = event.debug_event
+        if debug is None or debug.instruction_id < 0 or (debug.debug_entry.output and debug.debug_entry.output.bool_val):
+            continue
+        entry = debug.debug_entry
+        out[debug.instruction_id].append(values(entry.tensor) if entry.tensor is not None else
+                                         [values(t) for t in entry.tensor_list.tensors])
+    return dict(out)
+
+
+@pytest.mark.parametrize("model,inputs", [("op_native_batch_norm", "inputs.npz"),
+                                          ("op_max_pool2d_with_indices", "inputs_forward.npz")])
+def test_a_kernel_with_several_outputs_logs_each_as_executorch_does(tmp_path, model, inputs):
+    """ExecuTorch's kernel wrappers log each out argument of a kernel as a debug event of its own (the
+    TensorList of outputs that ends the arguments is not logged); the Inspector's numerical comparison
+    expects one tensor per output. etrt's debug events are the same as ExecuTorch's runtime's."""
+    import torch
+    from executorch.runtime import Runtime
+
+    pte = Path(__file__).resolve().parents[1] / "models" / "generated" / model / "portable.pte"
+    x = np.load(pte.parent / inputs)["input_0"]
+    np.save(tmp_path / "x.npy", x)
+    etrt("run", pte, "--input", tmp_path / "x.npy", "--iterations", 1, "--etdump", tmp_path / "etrt.etdp",
+         "--debug-buffer", tmp_path / "etrt.bin")
+    program = Runtime.get().load_program(pte, enable_etdump=True, debug_buffer_size=1 << 20)
+    program.load_method("forward").execute([torch.from_numpy(x)])
+    program.write_etdump_result_to_file(str(tmp_path / "et.etdp"), str(tmp_path / "et.bin"))
+    ours = debug_events_per_instruction(tmp_path / "etrt.etdp", (tmp_path / "etrt.bin").read_bytes())
+    theirs = debug_events_per_instruction(tmp_path / "et.etdp", (tmp_path / "et.bin").read_bytes())
+    assert any(len(events) > 1 for events in theirs.values()), "the program has a kernel with several outputs"
+    assert ours.keys() == theirs.keys()
+    for instruction, events in theirs.items():
+        assert [e[0] for e in ours[instruction]] == [e[0] for e in events], f"instruction {instruction}"
+        for (_, a), (_, b) in zip(ours[instruction], events):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -154,6 +154,7 @@ class Method {
   [[gnu::noinline]] et_error* call_spanned(size_t chain, size_t pc, Instruction& instr, TracedCall& traced,
                                            et_exec_context* context);
   void trace_outputs(const Instruction& instr, TracedCall& call);
+  static size_t listed_outputs(const std::vector<et_value*>& args);
   et_error* fail_at(size_t chain, size_t pc, const Instruction& instr, et_error* cause);
   et_error* check_tensor_data(const Instruction& instr) const;
   et_error* jump_condition(int32_t value, size_t pc, bool* truth) const;

@@ -125,15 +125,38 @@ et_error* Method::call_spanned(size_t chain, size_t pc, Instruction& instr, Trac
   return error;
 }
 
-// What ExecuTorch logs after an instruction: a kernel's return value (its last
-// argument), every argument of a delegate call.
+// What ExecuTorch logs after an instruction: every argument of a delegate call;
+// a kernel's out arguments, one value each, as its generated kernel wrappers do.
+// A kernel's arguments end with its return value: the out tensor again for one
+// output, or for several a TensorList of the out tensors just before it, which
+// is not logged itself (the Inspector compares one tensor per output).
 void Method::trace_outputs(const Instruction& instr, TracedCall& traced) {
   if (instr.args.empty()) return;
   if (instr.kind == Kind::Delegate) {
     for (const et_value* arg : instr.args) traced.session->value(traced.event, *arg, false);
     return;
   }
-  traced.session->value(traced.event, *instr.args.back(), false);
+  const size_t outs = listed_outputs(instr.args);
+  if (outs == 0) {
+    traced.session->value(traced.event, *instr.args.back(), false);
+    return;
+  }
+  const size_t first = instr.args.size() - 1 - outs;
+  for (size_t i = first; i < first + outs; ++i) traced.session->value(traced.event, *instr.args[i], false);
+}
+
+// n when a kernel's last argument is a TensorList of the n tensor arguments just
+// before it (several outputs), else 0.
+size_t Method::listed_outputs(const std::vector<et_value*>& args) {
+  const et_value& last = *args.back();
+  if (last.tag != ET_VALUE_TENSOR_LIST || last.count < 2 || last.count >= args.size()) return 0;
+  const auto* items = static_cast<et_tensor* const*>(last.items);
+  const size_t first = args.size() - 1 - last.count;
+  for (size_t k = 0; k < last.count; ++k) {
+    const et_value& out = *args[first + k];
+    if (out.tag != ET_VALUE_TENSOR || out.tensor != items[k]) return 0;
+  }
+  return last.count;
 }
 
 }  // namespace etrt

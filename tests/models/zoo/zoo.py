@@ -53,8 +53,9 @@ def _numpy(t):
 KNOWN_GAPS: dict = {}
 
 
-def export(model_name: str, variant: str, out_dir: str) -> dict:
-    """Runs in a child process: writes model.pte, input_*.npy, eager_*.npy."""
+def export(model_name: str, variant: str, out_dir: str, etrecord: bool = False) -> dict:
+    """Runs in a child process: writes model.pte, input_*.npy, eager_*.npy (and model.etrecord, for
+    ExecuTorch's Inspector, when `etrecord`)."""
     import numpy as np
     import torch
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
@@ -80,11 +81,16 @@ def export(model_name: str, variant: str, out_dir: str) -> dict:
             return {"status": "n/a", "detail": "ExecuTorch's aot_compiler does not quantize this model"}
         quantized = quantize(ep.module(), inputs, MODEL_NAME_TO_OPTIONS[model_name].quantization)
         ep = torch.export.export(quantized, inputs, strict=False)
-    edge = to_edge_transform_and_lower(ep, partitioner=partitioners, transform_passes=passes, compile_config=config)
+    edge = to_edge_transform_and_lower(ep, partitioner=partitioners, transform_passes=passes, compile_config=config,
+                                       generate_etrecord=etrecord)
     program = edge.to_executorch(config=ExecutorchBackendConfig(extract_delegate_segments=False))
     with open(os.path.join(out_dir, "model.pte"), "wb") as f:
         f.write(program.buffer)
     flat = [x for x in tree_flatten(inputs)[0]]
+    if etrecord:
+        record = program.get_etrecord()
+        record.update_representative_inputs([tuple(flat)])  # what the Inspector's numerical comparison reruns
+        record.save(os.path.join(out_dir, "model.etrecord"))
     # NumPy has no bfloat16: such inputs are saved as float32 (exact) and named in bfloat16.json.
     bf16 = [i for i, x in enumerate(flat) if torch.is_tensor(x) and x.dtype == torch.bfloat16]
     with open(os.path.join(out_dir, "bfloat16.json"), "w") as f:
@@ -240,6 +246,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         kind, args = sys.argv[2], sys.argv[3:]
         answer = {"export": lambda: export(args[0], args[1], args[2]),
+                  "export_traced": lambda: export(args[0], args[1], args[2], etrecord=True),
                   "executorch": lambda: run_executorch(args[0], int(args[1])),
                   "batch": lambda: export_and_run_many(args[0], args[1:])}[kind]()
         print("ZOO:" + json.dumps(answer))

@@ -52,7 +52,7 @@ def run_executorch_traced(model_dir: str) -> dict:
 
 def run_etrt_traced(model_dir: str) -> dict:
     """`etrt run` with every tracing output (etrt_trace.etdp/.bin/.json) and the --profile table."""
-    cli = os.path.join(ROOT, "build", "bin", "etrt")
+    cli = os.path.join(os.environ.get("ETRT_BUILD_DIR", os.path.join(ROOT, "build")), "bin", "etrt")
     stem = os.path.join(model_dir, "etrt_trace")
     args = [cli, "run", os.path.join(model_dir, "model.pte"), "--iterations", str(RUNS), "--profile",
             "--etdump", stem + ".etdp", "--debug-buffer", stem + ".bin", "--trace", stem + ".json"]

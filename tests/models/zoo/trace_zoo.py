@@ -62,6 +62,10 @@ def run_etrt_traced(model_dir: str) -> dict:
                           env={**os.environ, "ETRT_PLUGIN_PATH": ""})
     if proc.returncode != 0:
         return {"status": "failed", "detail": (proc.stderr or proc.stdout).strip().splitlines()[-1][:300]}
+    # Timings only (no debug events): what the Inspector still reads when it cannot read a debug event.
+    timings = args[:args.index("--etdump")] + ["--etdump", stem + "_timings.etdp"] + args[args.index("--trace") + 2:]
+    subprocess.run(timings, capture_output=True, text=True, timeout=600, check=True,
+                   env={**os.environ, "ETRT_PLUGIN_PATH": ""})
     return {"status": "ran", "profile": proc.stdout}
 
 
@@ -70,9 +74,17 @@ def inspect_dump(model_dir: str, prefix: str) -> dict:
     import numpy as np
     from executorch.devtools import Inspector
 
-    inspector = Inspector(etdump_path=os.path.join(model_dir, f"{prefix}.etdp"),
-                          etrecord=os.path.join(model_dir, "model.etrecord"),
-                          debug_buffer_path=os.path.join(model_dir, f"{prefix}.bin"))
+    paths = {"etdump_path": os.path.join(model_dir, f"{prefix}.etdp"),
+             "etrecord": os.path.join(model_dir, "model.etrecord")}
+    buffer_error = None
+    try:
+        inspector = Inspector(**paths, debug_buffer_path=os.path.join(model_dir, f"{prefix}.bin"))
+    except Exception as error:  # then a dump of timings alone, to tell what the Inspector cannot read
+        buffer_error = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+        timings = os.path.join(model_dir, f"{prefix}_timings.etdp")
+        if not os.path.exists(timings):
+            raise
+        inspector = Inspector(**{**paths, "etdump_path": timings})
     blocks = [b for b in inspector.event_blocks if b.name == "Execute"]
     if len(blocks) != 1:
         return {"status": "failed", "detail": f"{len(blocks)} 'Execute' blocks"}
@@ -89,6 +101,9 @@ def inspect_dump(model_dir: str, prefix: str) -> dict:
         "runs": min((len(e.perf_data.raw) for e in events if e.perf_data is not None), default=0),
         "missing_from_table": sorted({e.name for e in calls if e.name not in table.getvalue()}),
     }
+    if buffer_error is not None:
+        answer["buffer_error"] = buffer_error
+        return answer
     try:
         gaps = inspector.calculate_numeric_gap("MSE")
         values = [float(np.max(np.asarray(g, dtype=np.float64))) for g in gaps["gap"].tolist()]
@@ -185,6 +200,8 @@ def verdict(entry: dict) -> str:
         return "Inspector failed on etrt's ETDump: " + ours.get("detail", "")
     if "same_calls" in entry and not entry["same_calls"]:
         return "operator instructions differ from ExecuTorch's"
+    if "buffer_error" in ours:
+        return "the Inspector reads etrt's timings, not its debug events: " + ours["buffer_error"]
     if ours["unmatched"]:
         return "not matched to the ETRecord: " + ", ".join(ours["unmatched"])
     if ours["missing_from_table"]:
@@ -200,6 +217,8 @@ def render(results: dict) -> str:
     def mse(side):
         if side.get("status") != "inspected":
             return "-"
+        if "buffer_error" in side:
+            return "no debug buffer: " + side["buffer_error"].replace("|", "/")
         if "gap_error" in side:
             return "error: " + side["gap_error"].replace("|", "/")
         return "-" if side.get("max_mse") is None else f"{side['max_mse']:.3g} ({side['gap_rows']})"

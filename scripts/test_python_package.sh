@@ -30,5 +30,6 @@ trap 'rm -rf "$WORK"' EXIT
 cp -r "$ROOT/tests/python_package" "$WORK/tests"
 cp -r "$ROOT/tests/models/generated" "$WORK/models"
 cp -r "$ROOT/tests/data_file/generated" "$WORK/models/data_file"  # programs with weights in .ptd files
+cp -r "$ROOT/tests/etdump/models" "$WORK/models/traced"  # programs with their ETRecords, for the Inspector
 cd "$WORK/tests"
 ETRT_MODELS="$WORK/models" "$WORK/venv/bin/python" -m pytest -p no:cacheprovider --import-mode=importlib -q .

@@ -310,3 +310,33 @@ def test_a_kernel_with_several_outputs_logs_each_as_executorch_does(tmp_path, mo
         assert [e[0] for e in ours[instruction]] == [e[0] for e in events], f"instruction {instruction}"
         for (_, a), (_, b) in zip(ours[instruction], events):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("model", ["plain", "xnnpack"])
+def test_a_cpp_hosts_dump_gives_the_inspector_its_tables_and_numerical_comparison(tmp_path, model):
+    """The same round trip from a C++ host (traced_host.cpp: etrt::Program, etrt::TraceSession,
+    Method::set_trace_session), fed the ETRecord's representative input."""
+    from executorch.devtools import Inspector
+
+    host = os.environ.get("ETRT_TRACED_HOST")
+    assert host, "run through ctest (ETRT_TRACED_HOST)"
+    x = np.load(MODELS / f"{model}.npz")["input_0"].astype(np.float32)
+    (tmp_path / "x.f32").write_bytes(x.tobytes())
+    result = subprocess.run([host, str(MODELS / f"{model}.pte"), "forward", str(tmp_path / "x.f32"), str(RUNS),
+                             str(tmp_path / "h.etdp"), str(tmp_path / "h.bin")], capture_output=True, text=True,
+                            env={**os.environ, "ETRT_PLUGIN_PATH": ""})
+    assert result.returncode == 0, result.stderr
+    inspector = Inspector(etdump_path=str(tmp_path / "h.etdp"), etrecord=str(MODELS / f"{model}.etrecord"),
+                          debug_buffer_path=str(tmp_path / "h.bin"))
+    (block,) = [b for b in inspector.event_blocks if b.name == "Execute"]
+    expected = program_instructions(MODELS / f"{model}.pte", "forward")
+    calls = [(e._instruction_id, e.name) for e in block.events if e.name != "Method::execute"
+             and e.delegate_debug_identifier is None]
+    assert calls == expected
+    assert all(len(e.perf_data.raw) == RUNS for e in block.events if e.perf_data is not None)
+    table = io.StringIO()
+    inspector.print_data_tabular(file=table)
+    assert all(name in table.getvalue() for _, name in expected)
+    gaps = inspector.calculate_numeric_gap("MSE")
+    assert len(gaps) > 0
+    assert float(np.max(np.asarray(gaps["gap"].tolist(), dtype=np.float64))) < 1e-8

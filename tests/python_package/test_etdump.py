@@ -40,6 +40,28 @@ def test_etdump_and_debug_buffer_hold_each_run_and_its_outputs(models_dir, tmp_p
         np.testing.assert_array_equal(got, result)
 
 
+def test_inspector_tables_and_numerical_comparison_on_the_packages_dump(models_dir, tmp_path):
+    """ExecuTorch's Inspector with the program's ETRecord, on what write_etdump_result_to_file wrote."""
+    import etrt
+    from executorch.devtools import Inspector
+    traced = models_dir / "traced"
+    x = np.load(traced / "plain.npz")["input_0"]  # the ETRecord's representative input
+    program = etrt.Runtime.get().load_program(traced / "plain.pte", enable_etdump=True, debug_buffer_size=1 << 20)
+    program.load_method("forward").execute([x])
+    program.write_etdump_result_to_file(tmp_path / "p.etdp", tmp_path / "p.bin")
+    inspector = Inspector(etdump_path=str(tmp_path / "p.etdp"), etrecord=str(traced / "plain.etrecord"),
+                          debug_buffer_path=str(tmp_path / "p.bin"))
+    (block,) = [b for b in inspector.event_blocks if b.name == "Execute"]
+    operators = [e for e in block.events if e.name != "Method::execute"]
+    assert operators and all(e.debug_handles is not None for e in operators), "matched to the ETRecord"
+    table = io.StringIO()
+    inspector.print_data_tabular(file=table)
+    assert all(e.name in table.getvalue() for e in operators)
+    gaps = inspector.calculate_numeric_gap("MSE")
+    assert len(gaps) > 0
+    assert float(np.max(np.asarray(gaps["gap"].tolist(), dtype=np.float64))) < 1e-8
+
+
 def test_one_dump_for_every_method_of_the_program(models_dir, tmp_path):
     import etrt
     program = etrt.Runtime.get().load_program(models_dir / "two_methods" / "portable.pte", enable_etdump=True)

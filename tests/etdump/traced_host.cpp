@@ -6,6 +6,7 @@
 //
 // INPUT.f32: the raw float32 values of the method's first input, in the shape
 // the program declares (the input the ETRecord's reference graph reruns).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "float_input.h"
 
 namespace {
 
@@ -32,33 +34,21 @@ int main(int argc, char** argv) {
   const std::string method_name = argv[2];
   try {
     etrt::Program program = etrt::Program::load(argv[1]);
-    et_value_info info = program.io_info(method_name, false, 0);
-    std::vector<int64_t> sizes(info.sizes, info.sizes + info.rank), strides(sizes.size(), 1);
-    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
-
+    etrt_test::FloatInput input(program, method_name);
     std::ifstream in(argv[3], std::ios::binary);
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (info.dtype != ET_DTYPE_FLOAT32 || raw.size() != info.nbytes) {
+    if (raw.size() != input.tensor.nbytes) {
       std::fprintf(stderr, "%s: %zu bytes; the method's first input is %zu bytes of float32\n", argv[3],
-                   raw.size(), static_cast<size_t>(info.nbytes));
+                   raw.size(), static_cast<size_t>(input.tensor.nbytes));
       return 1;
     }
-    std::vector<float> data(raw.size() / sizeof(float));
-    std::copy(raw.begin(), raw.end(), reinterpret_cast<char*>(data.data()));
-    et_tensor tensor{};
-    tensor.struct_size = sizeof tensor;
-    tensor.dtype = ET_DTYPE_FLOAT32;
-    tensor.rank = static_cast<int32_t>(sizes.size());
-    tensor.sizes = sizes.data();
-    tensor.strides = strides.data();
-    tensor.data = data.data();
-    tensor.nbytes = tensor.capacity_bytes = raw.size();
+    std::copy(raw.begin(), raw.end(), reinterpret_cast<char*>(input.data.data()));
 
     etrt::TraceSession session("etdump", 16 << 20, argv[1]);
     etrt::Method method = program.load_method(method_name);
     method.set_trace_session(&session);
     for (int run = 0, runs = std::stoi(argv[4]); run < runs; ++run) {
-      method.set_input(0, tensor);
+      method.set_input(0, input.tensor);
       method.execute();
     }
     if (!write_file(argv[5], session.result("etdump")) || !write_file(argv[6], session.result("debug_buffer"))) {

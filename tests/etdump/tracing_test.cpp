@@ -16,6 +16,7 @@
 
 #include "etdump_generated.h"
 #include "etrt/etrt.hpp"
+#include "float_input.h"
 #include "test_support.h"
 
 using ::testing::HasSubstr;
@@ -28,25 +29,9 @@ const std::string kModels = ETRT_TRACING_MODELS;
 etrt::Program load(const std::string& name) { return etrt::Program::load(kModels + "/" + name + ".pte"); }
 
 // A deterministic float input of the method's declared shape.
-struct Input {
-  std::vector<float> data;
-  std::vector<int64_t> sizes, strides;
-  et_tensor tensor{};
-
-  Input(const etrt::Program& program, const std::string& method, float seed) {
-    et_value_info info = program.io_info(method, false, 0);
-    sizes.assign(info.sizes, info.sizes + info.rank);
-    strides.assign(sizes.size(), 1);
-    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
-    data.resize(info.nbytes / sizeof(float));
+struct Input : FloatInput {
+  Input(const etrt::Program& program, const std::string& method, float seed) : FloatInput(program, method) {
     for (size_t i = 0; i < data.size(); ++i) data[i] = seed + 0.01f * static_cast<float>(i % 97) - 0.3f;
-    tensor.struct_size = sizeof tensor;
-    tensor.dtype = ET_DTYPE_FLOAT32;
-    tensor.rank = static_cast<int32_t>(sizes.size());
-    tensor.sizes = sizes.data();
-    tensor.strides = strides.data();
-    tensor.data = data.data();
-    tensor.nbytes = tensor.capacity_bytes = data.size() * sizeof(float);
   }
 };
 

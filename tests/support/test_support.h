@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "float_input.h"
 #include <gtest/gtest.h>
 
 namespace etrt_test {
@@ -47,18 +48,6 @@ inline size_t thread_count() {
     closedir(dir);
   }
   return count;
-}
-
-// A float32 tensor over `data` of shape `sizes` (both borrowed: they must outlive it), as a method input.
-inline et_tensor float32_tensor(const std::vector<int64_t>& sizes, std::vector<float>& data) {
-  et_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = ET_DTYPE_FLOAT32;
-  t.rank = static_cast<int32_t>(sizes.size());
-  t.sizes = sizes.data();
-  t.data = data.data();
-  t.nbytes = t.capacity_bytes = data.size() * sizeof(float);
-  return t;
 }
 
 // A one-element int64 tensor the test kernels write their answer into.

@@ -160,19 +160,8 @@ def chrome_trace_nests(path: str) -> str:
 
 
 def child(kind: str, *args) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, *map(str, args)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    except subprocess.TimeoutExpired:
-        return {"status": "failed", "detail": f"{kind} timed out"}
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("ZOO:")]
-    if proc.returncode != 0 or not lines:
-        stderr = proc.stderr.strip().splitlines()
-        tail = (stderr or ["(no output)"])[-1]
-        # A tool the failing step ran (flatc, in ExecuTorch's deserializer) says why on a line of its own.
-        why = [line.strip() for line in stderr if line.strip().startswith(("error:", "Unable to"))]
-        return {"status": "failed", "detail": (" ".join(why[-1:] + [tail]))[:300]}
-    return json.loads(lines[-1][4:])
+    """Runs one step of this script in a fresh interpreter (zoo.child)."""
+    return zoo.child(kind, *args, script=__file__)
 
 
 def trace_one(model: str, variant: str, model_dir: str) -> dict:

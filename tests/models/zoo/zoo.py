@@ -175,17 +175,21 @@ def compare(model_dir: str, prefix: str, reference: str) -> float:
     return worst
 
 
-def child(kind: str, *args) -> dict:
-    """Runs one step in a fresh interpreter; returns its JSON answer or the failure."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, *map(str, args)]
+def child(kind: str, *args, script: str = __file__) -> dict:
+    """Runs one step of `script` (this file by default) in a fresh interpreter; returns its JSON answer or
+    the failure."""
+    cmd = [sys.executable, os.path.abspath(script), "--child", kind, *map(str, args)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     except subprocess.TimeoutExpired:
         return {"status": "failed", "detail": f"{kind} timed out"}
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("ZOO:")]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("ZOO:")]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "failed", "detail": tail[:300]}
+        stderr = proc.stderr.strip().splitlines()
+        tail = (stderr or ["(no output)"])[-1]
+        # A tool the failing step ran (flatc, in ExecuTorch's deserializer) says why on a line of its own.
+        why = [line.strip() for line in stderr if line.strip().startswith(("error:", "Unable to"))]
+        return {"status": "failed", "detail": (" ".join(why[-1:] + [tail]))[:300]}
     return json.loads(lines[-1][4:])
 
 

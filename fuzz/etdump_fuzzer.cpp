@@ -50,6 +50,13 @@ namespace {
 et_error* make_error(int32_t code, const char* message) { return new et_error{code, message ? message : ""}; }
 void destroy_error(et_error* error) { delete error; }
 
+// ETRT_MAX_TRACE_MEMORY as this host's setting (empty: unset), chosen per script.
+std::string g_trace_memory_setting;
+const char* host_setting(et_plugin_handle*, const char* name) {
+  if (std::strcmp(name, "ETRT_MAX_TRACE_MEMORY") != 0 || g_trace_memory_setting.empty()) return nullptr;
+  return g_trace_memory_setting.c_str();
+}
+
 et_tracer_descriptor g_tracer{};
 et_error* capture_tracer(et_plugin_handle*, const et_tracer_descriptor* tracer) {
   if (tracer == nullptr || tracer->struct_size < sizeof(et_tracer_descriptor)) finding("tracer descriptor too small");
@@ -67,6 +74,7 @@ const et_tracer_descriptor& tracer() {
     host.error_create = make_error;
     host.error_destroy = destroy_error;
     host.register_tracer = capture_tracer;
+    host.setting = host_setting;
     et_abi_offer offer{sizeof offer, ET_ABI_MAJOR, 0, ET_ABI_MINOR};
     et_abi_answer answer{};
     answer.struct_size = sizeof answer;
@@ -298,8 +306,11 @@ void fetch_and_check(void* session, const char* what, size_t debug_buffer_size, 
   std::string out;
   et_error* error = tracer().session_result(session, what, append_to, &out);
   if (error != nullptr) {
+    // A limit on the session's memory (ETRT_MAX_TRACE_MEMORY) is set only by scripts that ask for one.
     bool expected = (error->code == ET_ERR_NOT_FOUND) ||
-                    (error->code == ET_ERR_OUT_OF_MEMORY && error->message.find("debug buffer") != std::string::npos);
+                    (error->code == ET_ERR_OUT_OF_MEMORY && error->message.find("debug buffer") != std::string::npos) ||
+                    (error->code == ET_ERR_OUT_OF_MEMORY && !g_trace_memory_setting.empty() &&
+                     error->message.find("ETRT_MAX_TRACE_MEMORY") != std::string::npos);
     if (!expected || error->message.empty()) finding("unexpected error from session_result");
     destroy_error(error);
     return;
@@ -513,7 +524,8 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 }
 
 // Script: a header byte (0x01: a debug buffer of the next 2 bytes * 8 bytes; 0x02: a
-// 1.6 host), the session's label, then up to 512 steps. A step other than records:
+// 1.6 host; 0x04: ETRT_MAX_TRACE_MEMORY of the next byte * 8 KiB, around what a
+// session holds when it opens), the session's label, then up to 512 steps. A step other than records:
 // op, name, plugin, the event's kind, id, chain, debug handle, timestamp (3 bytes),
 // thread, then the step's own bytes.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -522,6 +534,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t header = s.byte();
   const bool abi_1_6 = (header & 2) != 0 && t.session_span != nullptr && t.session_records != nullptr;
   size_t debug_buffer_size = (header & 1) ? static_cast<size_t>(s.u64(2)) * 8 : 0;  // up to 512 KiB
+  const size_t memory_limit = (header & 4) ? size_t{s.byte()} * 8 * 1024 : SIZE_MAX;
+  g_trace_memory_setting = (header & 4) ? std::to_string(memory_limit / 1024) + "K" : "";
   std::string label = s.text();
   et_trace_session_args args{sizeof args, label.c_str(), debug_buffer_size};
   KeptNames kept;  // outlives the session
@@ -529,9 +543,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t records_left = kMaxRecordsPerScript;
   void* session = nullptr;
   if (et_error* error = t.session_create(t.user_data, &args, &session)) {
+    // Refused only for a debug buffer larger than the session may hold, saying so.
+    if (error->code != ET_ERR_OUT_OF_MEMORY || debug_buffer_size <= memory_limit ||
+        error->message.find("ETRT_MAX_TRACE_MEMORY") == std::string::npos)
+      finding("session_create refused a session it should open");
     destroy_error(error);
     return 0;
   }
+  if (debug_buffer_size > memory_limit) finding("session_create opened a session over its memory limit");
   static const char* const kResults[] = {"etdump", "chrome_trace", "debug_buffer", "operator_summary", "nothing"};
   // Each fetch serialises and checks the whole session so far: unbounded, fetches made a
   // 512-step script quadratic (and the fuzzer ~200 exec/s). A few between steps cover

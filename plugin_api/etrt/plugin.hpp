@@ -3,8 +3,10 @@
 // written against etrt/kernel.hpp (typed arguments, one list of operators).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -98,6 +100,38 @@ inline bool is_dense_in_dim_order(const et_tensor& t) {
     expected *= t.sizes[dim];
   }
   return true;
+}
+
+// A byte count from a setting: "123", "64K", "1.5G", "8GB" (K, M, G, T: powers of 1024).
+// False for anything else, a negative or non-finite number, or one beyond 2^64.
+inline bool parse_byte_size(const char* text, uint64_t* bytes) {
+  if (text == nullptr) return false;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || !(value >= 0) || std::isinf(value)) return false;
+  double scale = 1;
+  switch (*end) {
+    case 'K': case 'k': scale = 1024.0; ++end; break;
+    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
+    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
+    case 'T': case 't': scale = 1024.0 * 1024 * 1024 * 1024; ++end; break;
+    default: break;
+  }
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end != '\0' || value * scale >= 18446744073709551615.0) return false;
+  *bytes = static_cast<uint64_t>(value * scale);
+  return true;
+}
+
+// "32 GiB", "1536 KiB", "1000 bytes": the largest unit that divides the count exactly.
+inline std::string byte_size_text(uint64_t bytes) {
+  static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && bytes % 1024 == 0 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + " " + kUnits[unit];
 }
 
 // The host table and this plugin's handle, kept by the plugin after init.

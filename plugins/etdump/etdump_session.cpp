@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "chrome_trace.h"
+#include "etrt/plugin.hpp"
 #include "etdump_writer.h"
 
 namespace etrt::etdump {
@@ -18,8 +19,8 @@ int32_t to_int32(int64_t value) { return value < INT32_MIN || value > INT32_MAX 
 
 }  // namespace
 
-EtdumpSession::EtdumpSession(std::string label, size_t debug_buffer_size)
-    : label_(std::move(label)), buffer_(debug_buffer_size) {
+EtdumpSession::EtdumpSession(std::string label, size_t debug_buffer_size, uint64_t memory_limit)
+    : label_(std::move(label)), buffer_(debug_buffer_size), memory_limit_(memory_limit) {
   execute_block_ = log_.intern("Execute");
   method_execute_ = log_.intern("Method::execute");  // ExecuTorch's name for the span of one run
   delegate_call_ = log_.intern("DELEGATE_CALL");      // ExecuTorch's: the Inspector attaches delegate metadata to it
@@ -27,12 +28,14 @@ EtdumpSession::EtdumpSession(std::string label, size_t debug_buffer_size)
 }
 
 void EtdumpSession::begin(const et_trace_event& event) {
+  if (event.kind == ET_TRACE_METHOD) check_memory();
+  if (stopped_) return;
   if (event.kind == ET_TRACE_METHOD) log_.begin_block(execute_block_);
   open_spans_.push_back(event.timestamp_ns);
 }
 
 void EtdumpSession::end(const et_trace_event& event) {
-  if (open_spans_.empty()) return;  // an end without a begin: nothing to pair it with
+  if (stopped_ || open_spans_.empty()) return;  // an end without a begin: nothing to pair it with
   ProfileRecord record;
   record.start_ns = open_spans_.back();
   record.end_ns = event.timestamp_ns;
@@ -67,9 +70,11 @@ void EtdumpSession::end(const et_trace_event& event) {
       break;
   }
   log_.add(record);
+  counted_check();
 }
 
 void EtdumpSession::span(const et_trace_event& event, uint64_t start_ns) {
+  if (stopped_) return;
   if (event.kind != ET_TRACE_OPERATOR && event.kind != ET_TRACE_DELEGATE) {  // not an instruction: as a pair
     et_trace_event first = event;
     first.timestamp_ns = start_ns;
@@ -89,9 +94,11 @@ void EtdumpSession::span(const et_trace_event& event, uint64_t start_ns) {
   else
     record.kept_name = event.name;
   log_.add_unresolved(record);
+  counted_check();
 }
 
 void EtdumpSession::value(const et_trace_event& event, const et_value& value, bool is_method_output) {
+  if (stopped_) return;
   DebugRecord record;
   record.chain = event.chain_id < 0 ? 0 : static_cast<uint64_t>(event.chain_id);
   record.instruction = is_method_output ? -1 : to_int32(event.id);
@@ -126,6 +133,7 @@ void EtdumpSession::value(const et_trace_event& event, const et_value& value, bo
       return;  // lists of scalars, strings, None: nothing ETDump can carry
   }
   log_.add(std::move(record));
+  check_memory();
 }
 
 bool EtdumpSession::buffer_overflow(int32_t* error_code, std::string* error) const {
@@ -134,6 +142,18 @@ bool EtdumpSession::buffer_overflow(int32_t* error_code, std::string* error) con
   *error = "the debug buffer of " + std::to_string(buffer_.capacity()) +
            " bytes is too small: the traced runs needed " + std::to_string(buffer_.needed()) +
            " bytes (set debug_buffer_size to at least " + std::to_string(buffer_.needed()) + ")";
+  return true;
+}
+
+bool EtdumpSession::stopped(int32_t* error_code, std::string* error) const {
+  if (!stopped_) return false;
+  *error_code = ET_ERR_OUT_OF_MEMORY;
+  *error = out_of_memory_
+               ? "the session ran out of memory while recording; its results are incomplete"
+               : "the session holds more than the " + plugin::byte_size_text(memory_limit_) +
+                     " a tracing session may (ETRT_MAX_TRACE_MEMORY) and stopped recording after " +
+                     std::to_string(log_.event_count()) +
+                     " events; raise the limit (e.g. ETRT_MAX_TRACE_MEMORY=16G) or trace fewer runs";
   return true;
 }
 
@@ -164,6 +184,7 @@ std::string EtdumpSession::operator_summary() const {
 
 bool EtdumpSession::result(const std::string& what, std::string* out, int32_t* error_code,
                            std::string* error) {
+  if (stopped(error_code, error)) return false;
   log_.finish(method_execute_, delegate_call_);
   if (what == "etdump") {
     if (buffer_overflow(error_code, error)) return false;

@@ -11,6 +11,7 @@ NameId EventLog::intern(std::string_view text) {
   if (text.empty()) return kNoName;
   if (auto it = ids_.find(text); it != ids_.end()) return it->second;
   strings_.emplace_back(text);
+  name_bytes_ += sizeof(std::string) + strings_.back().capacity() + 4 * sizeof(void*);  // + a map node
   auto id = static_cast<NameId>(strings_.size() - 1);
   ids_.emplace(strings_.back(), id);
   return id;
@@ -143,6 +144,13 @@ void EventLog::resolve_names() {
   unresolved_ = false;
 }
 
+size_t EventLog::memory_bytes() const {
+  return blocks_.capacity() * sizeof(RunBlock) + events_.capacity() * sizeof(EventRecord) +
+         profiles_.capacity() * sizeof(ProfileRecord) + debugs_.capacity() * sizeof(DebugRecord) +
+         raw_.capacity() * sizeof(et_trace_record) + raw_batches_.capacity() * sizeof(RawBatch) + shape_bytes_ +
+         name_bytes_;
+}
+
 void EventLog::clear() {
   raw_.clear();
   raw_batches_.clear();
@@ -153,6 +161,7 @@ void EventLog::clear() {
   events_.clear();
   profiles_.clear();
   debugs_.clear();
+  shape_bytes_ = 0;
 }
 
 }  // namespace etrt::etdump

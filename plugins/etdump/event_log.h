@@ -149,8 +149,14 @@ class EventLog {
   void finish(NameId run_name, NameId delegate_name);
   void add(DebugRecord record) {
     append({false, static_cast<uint32_t>(debugs_.size())});
+    shape_bytes_ += record.tensors.capacity() * sizeof(TensorRecord);
+    for (const TensorRecord& t : record.tensors) shape_bytes_ += (t.sizes.capacity() + t.strides.capacity()) * sizeof(int64_t);
     debugs_.push_back(std::move(record));
   }
+  // What the log holds in memory (its arrays as allocated, the debug values'
+  // shapes, the names), for the session's limit: an estimate within the
+  // allocator's own overhead.
+  size_t memory_bytes() const;
 
   const std::vector<RunBlock>& blocks() const { return blocks_; }
   std::span<const EventRecord> events(const RunBlock& block) const {
@@ -214,6 +220,8 @@ class EventLog {
   bool raw_run_open_ = false;  // the newest block is a run of raw records not yet ended
   NameId raw_run_block_ = kNoName;
   bool unresolved_ = false;
+  size_t shape_bytes_ = 0;  // debug values' TensorRecords and their sizes and strides
+  size_t name_bytes_ = 0;   // interned texts, with their deque and map entries
   std::unordered_map<const char*, NameId> kept_ids_;  // host-kept pointers: valid for the session's life
 };
 

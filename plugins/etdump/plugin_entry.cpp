@@ -1,15 +1,46 @@
 // Entry point of the etdump tracer plugin (libetrt_etdump.so.1): registers the
 // tracer "etdump", whose sessions record ETDump, debug buffers and traces.
+#include <cstddef>
 #include <new>
 #include <string>
 
 #include "etdump_session.h"
+#include "etrt/plugin.hpp"
 #include "etrt/plugin_api.h"
 
 namespace etrt::etdump {
 namespace {
 
 const et_host_api* g_host = nullptr;
+et_plugin_handle* g_self = nullptr;
+
+constexpr uint64_t kDefaultSessionMemory = uint64_t{4} << 30;
+
+// ETRT_MAX_TRACE_MEMORY, read through the host (its rules for the environment) when a session opens.
+uint64_t session_memory_limit() {
+  const bool has_setting = g_host->struct_size >= offsetof(et_host_api, setting) + sizeof(g_host->setting) &&
+                           g_host->setting != nullptr;
+  const char* text = has_setting ? g_host->setting(g_self, "ETRT_MAX_TRACE_MEMORY") : nullptr;
+  if (text == nullptr || *text == '\0') return kDefaultSessionMemory;
+  uint64_t bytes = 0;
+  if (plugin::parse_byte_size(text, &bytes)) return bytes;
+  if (g_host->log != nullptr)
+    g_host->log(g_self, ET_LOG_WARN,
+                ("ETRT_MAX_TRACE_MEMORY='" + std::string(text) + "' is not a byte size (e.g. 512M, 8G); using " +
+                 plugin::byte_size_text(kDefaultSessionMemory))
+                    .c_str());
+  return kDefaultSessionMemory;
+}
+
+// Runs a recording call; memory running out ends the session's recording instead of the process.
+template <typename Fn>
+void recording(void* session, Fn&& fn) {
+  try {
+    fn(*static_cast<EtdumpSession*>(session));
+  } catch (const std::bad_alloc&) {
+    static_cast<EtdumpSession*>(session)->stop_out_of_memory();
+  }
+}
 
 // A process-wide listener is not what this tracer is for: begin/end do nothing.
 void ignore_event(void*, const et_trace_event*) {}
@@ -18,7 +49,18 @@ et_error* session_create(void*, const et_trace_session_args* args, void** out_se
   if (args == nullptr || out_session == nullptr ||
       args->struct_size < offsetof(et_trace_session_args, debug_buffer_size) + sizeof(size_t))
     return g_host->error_create(ET_ERR_INVALID_ARGUMENT, "etdump: session arguments are null or too small");
-  auto* session = new (std::nothrow) EtdumpSession(args->label ? args->label : "", args->debug_buffer_size);
+  const uint64_t limit = session_memory_limit();
+  if (args->debug_buffer_size > limit)
+    return g_host->error_create(
+        ET_ERR_OUT_OF_MEMORY,
+        ("etdump: a debug buffer of " + std::to_string(args->debug_buffer_size) + " bytes is more than the " +
+         plugin::byte_size_text(limit) + " a tracing session may hold (raise it with ETRT_MAX_TRACE_MEMORY)")
+            .c_str());
+  EtdumpSession* session = nullptr;
+  try {
+    session = new EtdumpSession(args->label ? args->label : "", args->debug_buffer_size, limit);
+  } catch (const std::bad_alloc&) {
+  }
   if (session == nullptr) return g_host->error_create(ET_ERR_OUT_OF_MEMORY, "etdump: cannot allocate a session");
   *out_session = session;
   return nullptr;
@@ -27,27 +69,27 @@ et_error* session_create(void*, const et_trace_session_args* args, void** out_se
 void session_destroy(void*, void* session) { delete static_cast<EtdumpSession*>(session); }
 
 void session_begin(void* session, const et_trace_event* event) {
-  if (event != nullptr) static_cast<EtdumpSession*>(session)->begin(*event);
+  if (event != nullptr) recording(session, [&](EtdumpSession& s) { s.begin(*event); });
 }
 
 void session_end(void* session, const et_trace_event* event) {
-  if (event != nullptr) static_cast<EtdumpSession*>(session)->end(*event);
+  if (event != nullptr) recording(session, [&](EtdumpSession& s) { s.end(*event); });
 }
 
 void session_span(void* session, const et_trace_event* event, uint64_t start_ns) {
-  if (event != nullptr) static_cast<EtdumpSession*>(session)->span(*event, start_ns);
+  if (event != nullptr) recording(session, [&](EtdumpSession& s) { s.span(*event, start_ns); });
 }
 
 void session_records(void* session, const et_trace_batch* batch) {
   if (batch == nullptr || batch->struct_size < offsetof(et_trace_batch, reserved) ||
       (batch->records == nullptr && batch->count > 0))
     return;
-  static_cast<EtdumpSession*>(session)->records(*batch);
+  recording(session, [&](EtdumpSession& s) { s.records(*batch); });
 }
 
 void session_value(void* session, const et_trace_event* event, const et_value* value, int32_t is_method_output) {
   if (event != nullptr && value != nullptr)
-    static_cast<EtdumpSession*>(session)->value(*event, *value, is_method_output != 0);
+    recording(session, [&](EtdumpSession& s) { s.value(*event, *value, is_method_output != 0); });
 }
 
 et_error* session_result(void* session, const char* what, et_trace_sink sink, void* sink_context) {
@@ -67,6 +109,7 @@ et_error* session_result(void* session, const char* what, et_trace_sink sink, vo
 
 et_error* init(const et_host_api* host, et_plugin_handle* self) {
   g_host = host;
+  g_self = self;
   et_tracer_descriptor tracer{};
   tracer.struct_size = sizeof tracer;
   tracer.name = "etdump";

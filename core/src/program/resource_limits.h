@@ -20,7 +20,4 @@ uint64_t file_size_limit();
 std::string planned_memory_limit_text();
 std::string file_size_limit_text();
 
-// Parses "123", "64K", "1.5G"... false for anything else (exposed for tests).
-bool parse_byte_size(const char* text, uint64_t* bytes);
-
 }  // namespace etrt

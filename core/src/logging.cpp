@@ -11,7 +11,9 @@ namespace etrt {
 namespace {
 
 spdlog::level::level_enum level_from_env() {
-  const char* text = std::getenv("ETRT_LOG_LEVEL");
+  // secure_getenv: in a setuid or setgid process the caller does not choose what etrt logs (the rule every
+  // ETRT_* setting follows).
+  const char* text = secure_getenv("ETRT_LOG_LEVEL");
   if (text == nullptr || *text == '\0') return spdlog::level::warn;
   auto level = spdlog::level::from_str(text);
   // from_str maps unknown names to "off"; an unknown name should not silence errors.

@@ -125,6 +125,16 @@ def defined_dynamic_symbols(path):
     return symbols
 
 
+def imported_symbols(path):
+    """Names of the undefined dynamic symbols (what the object takes from others)."""
+    names = set()
+    for line in run("readelf", "--dyn-syms", "-W", path).splitlines():
+        fields = line.split()
+        if len(fields) >= 8 and fields[0].rstrip(":").isdigit() and fields[6] == "UND":
+            names.add(fields[7].split("@")[0])
+    return names
+
+
 def exported_symbols(path):
     """Defined dynamic symbols, minus the ABS symbols naming version nodes."""
     nodes = version_definitions(path)
@@ -244,6 +254,19 @@ def test_plugin_soname_is_its_file_name(build, plugin_name):
     path = build / "lib" / "etrt" / "plugins" / plugin_name
     sonames = tag_values(path, "SONAME")
     assert sonames == [path.name], f"{path}: SONAME is {sonames}, expected [{path.name!r}]"
+
+
+def test_the_environment_is_read_only_by_the_setuid_safe_rule(build):
+    # libetrt reads ETRT_* with secure_getenv (nothing in a setuid or setgid process); a plugin asks the
+    # host (et_host_api.setting), so a setuid host's caller cannot steer a plugin through its environment
+    # (the XNNPACK plugin once appended to the file ETRT_XNNPACK_STATS named). Plain getenv in any of them
+    # breaks that rule; plugins import no environment call at all.
+    reads = {"getenv", "secure_getenv", "__secure_getenv", "__libc_secure_getenv"}
+    found = {path: sorted(imported_symbols(path) & reads) for path in [libetrt(build), *plugins(build)]}
+    allowed = {libetrt(build): {"secure_getenv"}}
+    offenders = {str(path): names for path, names in found.items() if set(names) - allowed.get(path, set())}
+    assert not offenders, f"objects that read the environment other than by the setuid-safe rule: {offenders}"
+    assert found[libetrt(build)] == ["secure_getenv"], found[libetrt(build)]
 
 
 # -------------------------------------------------------------------- libetrt

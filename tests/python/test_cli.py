@@ -73,6 +73,16 @@ def test_environment_plugin_path_is_searched_before_defaults():
     assert data["manifests"] == [str(TEST_MANIFESTS), str(BUILD / "lib" / "etrt" / "manifests")]
 
 
+def test_a_fifo_named_like_a_drop_in_plugin_is_refused_without_blocking(tmp_path):
+    # A FIFO "*.so" in a directory ETRT_PLUGIN_PATH names is a drop-in to inspect when plugins are loaded
+    # (as an operator miss does); opening it once blocked the loader for good (run() gives up after 60 s).
+    os.mkfifo(tmp_path / "libfifo.so")
+    data = report("--load-all", env_extra={"ETRT_PLUGIN_PATH": str(tmp_path)})
+    reasons = {Path(r["path"]).name: r["reason"] for r in data["rejected"]}
+    assert "not a regular file" in reasons.get("libfifo.so", ""), data["rejected"]
+    assert next(p for p in data["plugins"] if p["name"] == "kernels_optimized")["state"] == "loaded"
+
+
 def test_log_level_from_environment():
     quiet = run("plugins", "--load-all")
     assert "loaded plugin" not in quiet.stderr

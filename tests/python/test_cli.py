@@ -184,6 +184,24 @@ def npy_bytes(header, data=b"", version=1):
     return b"\x93NUMPY" + bytes([version, 0]) + size + text + data
 
 
+def test_inspect_and_run_name_the_same_provider_the_priority_chose():
+    # A plugin declaring aten::relu.out at priority 200 (test_relu_200; its kernel only reports a tag, so a
+    # float program's relu fails in it, naming it) outranks kernels_optimized (100). mlp loads
+    # kernels_optimized for permute_copy and addmm before it reaches relu: run once took kernels_optimized's
+    # relu then, while inspect named test_relu_200. The manifest's priority decides both.
+    env = {"ETRT_PLUGIN_PATH": os.environ["ETRT_TEST_RELU_MANIFEST_DIR"]}
+    program = str(MODELS / "mlp" / "portable.pte")
+    inspected = run("inspect", program, env_extra=env)
+    assert inspected.returncode == 0, inspected.stderr
+    providers = dict(line.split() for line in inspected.stdout.splitlines() if line.strip().startswith("aten::"))
+    assert providers["aten::relu.out"] == "test_relu_200", inspected.stdout
+    assert providers["aten::addmm.out"] == "kernels_optimized", inspected.stdout
+    ran = run("run", program, env_extra=env)
+    assert ran.returncode != 0
+    assert "(aten::relu.out, served by 'test_relu_200'): test kernel: last argument must be an int64 tensor" \
+        in ran.stderr, ran.stderr
+
+
 def test_run_refuses_malformed_npy_headers_with_a_clear_message(tmp_path):
     # Each once aborted (uncaught std::stoll), looped forever growing memory, or misreported the size.
     cases = {

@@ -207,7 +207,9 @@ class EventLog {
   // Appends in pieces of 32 records (2 KiB): glibc copies a larger block with
   // `rep movsb`, which callgrind, the measure of tracing's cost here, counts per byte.
   void copy_records(const et_trace_record* records, size_t count) {
-    raw_.reserve(raw_.size() + count);
+    // Geometric growth: reserving exactly size + count reallocated (and copied every record so far) at each
+    // batch, quadratic over a session with many small batches (a 2-thread run delivers one per worker chunk).
+    if (raw_.capacity() < raw_.size() + count) raw_.reserve(std::max(raw_.size() + count, 2 * raw_.capacity()));
     for (size_t done = 0; done < count; done += 32)
       raw_.insert(raw_.end(), records + done, records + done + std::min<size_t>(32, count - done));
   }

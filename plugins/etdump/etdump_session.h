@@ -18,7 +18,7 @@ class EtdumpSession {
  public:
   // `memory_limit`: what the session may hold, its debug buffer and its records
   // together (ETRT_MAX_TRACE_MEMORY); past it, it stops recording and every
-  // result fails saying so. The debug buffer's size is checked against it first.
+  // result fails saying so. The caller refuses a debug buffer larger than the limit.
   EtdumpSession(std::string label, size_t debug_buffer_size, uint64_t memory_limit);
 
   void begin(const et_trace_event& event);

@@ -18,9 +18,7 @@ constexpr uint64_t kDefaultSessionMemory = uint64_t{4} << 30;
 
 // ETRT_MAX_TRACE_MEMORY, read through the host (its rules for the environment) when a session opens.
 uint64_t session_memory_limit() {
-  const bool has_setting = g_host->struct_size >= offsetof(et_host_api, setting) + sizeof(g_host->setting) &&
-                           g_host->setting != nullptr;
-  const char* text = has_setting ? g_host->setting(g_self, "ETRT_MAX_TRACE_MEMORY") : nullptr;
+  const char* text = et_host_setting(g_host, g_self, "ETRT_MAX_TRACE_MEMORY");
   if (text == nullptr || *text == '\0') return kDefaultSessionMemory;
   uint64_t bytes = 0;
   if (plugin::parse_byte_size(text, &bytes)) return bytes;

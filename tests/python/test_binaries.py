@@ -111,28 +111,26 @@ def version_definitions(path):
                           run("readelf", "-V", "-W", path)))
 
 
-def defined_dynamic_symbols(path):
-    """[(name, type, bind, ndx)] of the defined, non-local dynamic symbols."""
+def dynamic_symbols(path):
+    """[(name, type, bind, ndx)] of every dynamic symbol, names without their version."""
     symbols = []
     for line in run("readelf", "--dyn-syms", "-W", path).splitlines():
         fields = line.split()
         if len(fields) < 8 or not fields[0].rstrip(":").isdigit():
             continue
         _num, _value, _size, sym_type, bind, _vis, ndx, name = fields[:8]
-        if ndx == "UND" or bind == "LOCAL":
-            continue
         symbols.append((name.split("@")[0], sym_type, bind, ndx))
     return symbols
 
 
+def defined_dynamic_symbols(path):
+    """[(name, type, bind, ndx)] of the defined, non-local dynamic symbols."""
+    return [s for s in dynamic_symbols(path) if s[3] != "UND" and s[2] != "LOCAL"]
+
+
 def imported_symbols(path):
     """Names of the undefined dynamic symbols (what the object takes from others)."""
-    names = set()
-    for line in run("readelf", "--dyn-syms", "-W", path).splitlines():
-        fields = line.split()
-        if len(fields) >= 8 and fields[0].rstrip(":").isdigit() and fields[6] == "UND":
-            names.add(fields[7].split("@")[0])
-    return names
+    return {name for name, _t, _b, ndx in dynamic_symbols(path) if ndx == "UND"}
 
 
 def exported_symbols(path):

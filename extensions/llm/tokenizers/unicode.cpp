@@ -1,0 +1,168 @@
+#include "unicode.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include <utf8proc.h>
+
+#include "error.h"
+
+namespace etrt::llm::detail {
+
+size_t utf8_char_length(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte (Unicode table 3-7)
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  if (byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return length;
+}
+
+std::optional<size_t> first_invalid_utf8(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t length = utf8_char_length(text.substr(pos));
+    if (length == 0) return pos;
+    pos += length;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Length of the maximal subpart of an ill-formed sequence at the start of `text`: the longest
+// prefix that starts a well-formed sequence (at least 1 byte).
+size_t ill_formed_length(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  size_t expected = 0;
+  unsigned char low = 0x80, high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    expected = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    expected = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    expected = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 1;
+  }
+  size_t length = 1;
+  while (length < expected && length < text.size()) {
+    const unsigned char next = byte(length);
+    const unsigned char lo = length == 1 ? low : 0x80, hi = length == 1 ? high : 0xBF;
+    if (next < lo || next > hi) break;
+    ++length;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::string utf8_lossy(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const std::string_view rest = text.substr(pos);
+    const size_t length = utf8_char_length(rest);
+    if (length > 0) {
+      out.append(rest.substr(0, length));
+      pos += length;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      pos += ill_formed_length(rest);
+    }
+  }
+  return out;
+}
+
+char32_t decode_utf8_char(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(text[i])); };
+  switch (utf8_char_length(text)) {
+    case 1: return byte(0);
+    case 2: return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+    case 3: return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) | (byte(2) & 0x3F);
+    case 4:
+      return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3F) << 12) | ((byte(2) & 0x3F) << 6) | (byte(3) & 0x3F);
+    default: return 0xFFFD;
+  }
+}
+
+void append_utf8(std::string& out, char32_t code_point) {
+  if (code_point < 0x80) {
+    out += static_cast<char>(code_point);
+  } else if (code_point < 0x800) {
+    out += static_cast<char>(0xC0 | (code_point >> 6));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else if (code_point < 0x10000) {
+    out += static_cast<char>(0xE0 | (code_point >> 12));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code_point >> 18));
+    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  }
+}
+
+bool is_unicode_whitespace(char32_t c) {
+  // The White_Space property's 25 characters; stable since Unicode 6.3.
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
+bool is_word_char(char32_t c) {
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_PC:
+      return true;
+    default:
+      return c == 0x200C || c == 0x200D;  // Join_Control
+  }
+}
+
+std::string normalize_unicode(std::string_view text, NormalizationForm form) {
+  int options = UTF8PROC_STABLE;
+  switch (form) {
+    case NormalizationForm::kNfc: options |= UTF8PROC_COMPOSE; break;
+    case NormalizationForm::kNfd: options |= UTF8PROC_DECOMPOSE; break;
+    case NormalizationForm::kNfkc: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
+    case NormalizationForm::kNfkd: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
+  }
+  utf8proc_uint8_t* result = nullptr;
+  const utf8proc_ssize_t length =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
+                   &result, static_cast<utf8proc_option_t>(options));
+  if (length < 0) fail(ET_ERR_INVALID_ARGUMENT, std::string("Unicode normalization failed: ") + utf8proc_errmsg(length));
+  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
+  return std::string(reinterpret_cast<const char*>(result), static_cast<size_t>(length));
+}
+
+}  // namespace etrt::llm::detail

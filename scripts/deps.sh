@@ -3,14 +3,15 @@
 
 # Debian 12 packages. clang + libclang-rt: the fuzzers (libFuzzer + sanitizers);
 # patchelf: the XNNPACK plugin's private libXNNPACK is re-linked against etrt's pthreadpool shim;
-# valgrind: the dispatch_budget test counts instructions with callgrind.
+# valgrind: the dispatch_budget test counts instructions with callgrind;
+# libfxdiv-dev: a header XNNPACK built from source needs (cmake/third_party/README.md).
 # crossbuild-essential-arm64 + qemu-user: the aarch64 cross build and its emulated tests
 # (scripts/test_aarch64.sh).
 # libpcre2-dev, libutf8proc-dev, nlohmann-json3-dev: the LLM tokenizers (extensions/llm/CMakeLists.txt;
 # PCRE2 and utf8proc are linked from their static archives).
 ETRT_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config binutils patchelf
-  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libfxdiv-dev
   flatbuffers-compiler libflatbuffers-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev valgrind
@@ -25,7 +26,7 @@ ETRT_APT_PACKAGES=(
 # libutf8proc-dev: the tokenizers' static archives -- nlohmann-json, header-only, comes from the host).
 # libc and libstdc++ for arm64 come with crossbuild-essential-arm64 (/usr/aarch64-linux-gnu).
 ETRT_AARCH64_SYSROOT_PACKAGES=(
-  libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0
+  libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libfxdiv-dev
   libflatbuffers-dev libflatbuffers2
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
   libgtest-dev libgmock-dev

@@ -77,13 +77,19 @@ function(_etrt_xnnpack_archive out)
   # A private partial file, renamed when complete: build trees configuring at once never see half a file.
   string(RANDOM LENGTH 8 tag)
   set(partial "${cached}.${tag}.part")
-  file(DOWNLOAD "${ETRT_XNNPACK_URL}" "${partial}" EXPECTED_HASH SHA256=${ETRT_XNNPACK_SHA256}
-       TLS_VERIFY ON INACTIVITY_TIMEOUT 60 TIMEOUT 900 STATUS status)
+  # The hash is checked after the download, not by file(DOWNLOAD EXPECTED_HASH): that form reports
+  # a failed download as a hash error of its own and goes on, before this message could say what to do.
+  file(DOWNLOAD "${ETRT_XNNPACK_URL}" "${partial}" INACTIVITY_TIMEOUT 60 TIMEOUT 900 STATUS status)
   list(GET status 0 code)
   if(NOT code EQUAL 0)
     list(GET status 1 reason)
     file(REMOVE "${partial}")
     _etrt_xnnpack_no_archive("downloading it failed (${code}: ${reason}).")
+  endif()
+  file(SHA256 "${partial}" hash)
+  if(NOT hash STREQUAL ETRT_XNNPACK_SHA256)
+    file(REMOVE "${partial}")
+    _etrt_xnnpack_no_archive("the download has SHA-256 ${hash}, not the pinned one.")
   endif()
   file(RENAME "${partial}" "${cached}")
   set(${out} "${cached}" PARENT_SCOPE)

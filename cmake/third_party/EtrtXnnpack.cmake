@@ -189,7 +189,9 @@ if(CMAKE_TOOLCHAIN_FILE)
   # A cross build: the same toolchain file, and the variables it asks to be passed on to
   # projects it configures (the aarch64 toolchain's ETRT_AARCH64_SYSROOT).
   list(APPEND _xnn_args -DCMAKE_TOOLCHAIN_FILE=${CMAKE_TOOLCHAIN_FILE})
-  foreach(_var IN LISTS CMAKE_TRY_COMPILE_PLATFORM_VARIABLES)
+  set(_platform_vars ${CMAKE_TRY_COMPILE_PLATFORM_VARIABLES})  # the toolchain file is read more than once
+  list(REMOVE_DUPLICATES _platform_vars)
+  foreach(_var IN LISTS _platform_vars)
     if(DEFINED ${_var})
       list(APPEND _xnn_args "-D${_var}=${${_var}}")
     endif()

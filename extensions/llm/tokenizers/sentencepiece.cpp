@@ -302,10 +302,11 @@ class SentencePieceTokenizer final : public Tokenizer {
       for (size_t length = 1; length <= std::min(max_piece_length_, size - start); ++length) {
         const int64_t id = piece_id(normalized.substr(start, length));
         if (id < 0 || model_.pieces[id].type == PieceType::kUnused) continue;
-        const double score = model_.pieces[id].type == PieceType::kUserDefined
-                                 ? static_cast<double>(static_cast<float>(length) * max_score_) - 0.1
-                                 : static_cast<double>(model_.pieces[id].score);
-        const double candidate = score + score_here;
+        // In float, as the sentencepiece library's scores compare (ties keep the earlier path).
+        const float score = model_.pieces[id].type == PieceType::kUserDefined
+                                ? static_cast<float>(static_cast<double>(static_cast<float>(length) * max_score_) - 0.1)
+                                : model_.pieces[id].score;
+        const float candidate = score + score_here;
         Best& target = best[start + length];
         if (target.starts_at == -1 || candidate > target.score) {
           target = {id, static_cast<float>(candidate), static_cast<int64_t>(start)};

@@ -1,9 +1,11 @@
 // `etrt`: the command line front of libetrt.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
 #include "commands.h"
 #include "etrt/etrt.h"
+#include "terminal_text.h"
 
 namespace {
 
@@ -30,6 +32,9 @@ void print_usage(FILE* stream) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file larger than the process' size limit (ulimit -f) is then a write error the command reports,
+  // naming the file, instead of a signal that kills it.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -43,7 +48,7 @@ int main(int argc, char** argv) {
     std::printf("etrt %s, plugin ABI %u.%u-%u.%u\n", et_version(), major, min_minor, major, max_minor);
     return 0;
   }
-  std::fprintf(stderr, "etrt: unknown command '%s'\n\n", argv[1]);
+  std::fprintf(stderr, "etrt: unknown command '%s'\n\n", etrt::tools::terminal_text(argv[1]).c_str());
   print_usage(stderr);
   return 2;
 }

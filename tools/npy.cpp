@@ -269,16 +269,15 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   return parse_npy(bytes.data(), bytes.size(), path, out, error);
 }
 
-bool write_npy(const std::string& path, const NpyArray& array, std::string* error) {
+bool encode_npy(const NpyArray& array, std::string* bytes, std::string* problem) {
   std::string descr;
   for (const DescrEntry& entry : kDescrs)
-    if (entry.dtype == array.dtype)
-    {
+    if (entry.dtype == array.dtype) {
       char order = entry.bytes == 1 ? '|' : std::endian::native == std::endian::big ? '>' : '<';
       descr = std::string(1, order) + entry.kind + std::to_string(entry.bytes);
     }
   if (descr.empty()) {
-    *error = path + ": cannot write dtype " + std::to_string(array.dtype);
+    *problem = "no .npy form for dtype " + std::to_string(array.dtype);
     return false;
   }
   std::string shape = "(";
@@ -289,17 +288,12 @@ bool write_npy(const std::string& path, const NpyArray& array, std::string* erro
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  uint16_t len = static_cast<uint16_t>(header.size());
-  out.put(static_cast<char>(len & 0xff));
-  out.put(static_cast<char>(len >> 8));
-  out << header;
-  out.write(reinterpret_cast<const char*>(array.data.data()), static_cast<std::streamsize>(array.data.size()));
-  if (!out) {
-    *error = path + ": cannot write";
-    return false;
-  }
+  const auto length = static_cast<uint16_t>(header.size());
+  bytes->assign("\x93NUMPY\x01\x00", 8);
+  *bytes += static_cast<char>(length & 0xff);
+  *bytes += static_cast<char>(length >> 8);
+  *bytes += header;
+  bytes->append(reinterpret_cast<const char*>(array.data.data()), array.data.size());
   return true;
 }
 

@@ -7,8 +7,15 @@
 
 #include "commands.h"
 #include "etrt/etrt.hpp"
+#include "terminal_text.h"
 
 namespace {
+
+using etrt::tools::Newlines;
+using etrt::tools::terminal_text;
+
+// What the loader reports comes from manifests, plugins and file names: shown escaped.
+std::string shown(const std::string& text) { return terminal_text(text); }
 
 const char* state_text(int32_t state) {
   return state == ET_PLUGIN_LOADED ? "loaded" : state == ET_PLUGIN_FAILED ? "FAILED" : "not loaded";
@@ -26,7 +33,7 @@ const char* source_text(int32_t source) {
 void print_list(const char* label, const std::vector<std::string>& items) {
   if (items.empty()) return;
   std::printf("    %s (%zu):", label, items.size());
-  for (const std::string& item : items) std::printf(" %s", item.c_str());
+  for (const std::string& item : items) std::printf(" %s", shown(item).c_str());
   std::printf("\n");
 }
 
@@ -34,7 +41,7 @@ void print_text(etrt::Runtime& runtime) {
   std::printf("etrt %s — plugin ABI %d.0-%d.%d, thread pool: %zu threads\n\n", et_version(), ET_ABI_MAJOR,
               ET_ABI_MAJOR, ET_ABI_MINOR, runtime.num_threads());
   std::printf("Manifests searched (in order):\n");
-  for (const std::string& manifest : runtime.manifests()) std::printf("  %s\n", manifest.c_str());
+  for (const std::string& manifest : runtime.manifests()) std::printf("  %s\n", shown(manifest).c_str());
 
   // What each plugin provides: registered names once loaded, declared names before.
   std::map<std::string, std::vector<std::string>> provided[3];
@@ -44,13 +51,13 @@ void print_text(etrt::Runtime& runtime) {
 
   std::printf("\nPlugins:\n");
   for (const etrt::PluginInfo& plugin : runtime.plugins()) {
-    std::printf("  %s %s [%s] priority %d, from %s\n", plugin.name.empty() ? "(unnamed drop-in)" : plugin.name.c_str(),
-                plugin.version.c_str(), state_text(plugin.state), plugin.priority, source_text(plugin.source));
-    std::printf("    library:  %s\n", plugin.library_path.c_str());
+    std::printf("  %s %s [%s] priority %d, from %s\n", plugin.name.empty() ? "(unnamed drop-in)" : shown(plugin.name).c_str(),
+                shown(plugin.version).c_str(), state_text(plugin.state), plugin.priority, source_text(plugin.source));
+    std::printf("    library:  %s\n", shown(plugin.library_path).c_str());
     if (!plugin.cpu_level.empty() || !plugin.cpu_level_reason.empty())
-      std::printf("    CPU level: %s%s%s\n", plugin.cpu_level.empty() ? "(none named)" : plugin.cpu_level.c_str(),
-                  plugin.cpu_level_reason.empty() ? "" : " — ", plugin.cpu_level_reason.c_str());
-    if (!plugin.manifest_path.empty()) std::printf("    manifest: %s\n", plugin.manifest_path.c_str());
+      std::printf("    CPU level: %s%s%s\n", plugin.cpu_level.empty() ? "(none named)" : shown(plugin.cpu_level).c_str(),
+                  plugin.cpu_level_reason.empty() ? "" : " — ", shown(plugin.cpu_level_reason).c_str());
+    if (!plugin.manifest_path.empty()) std::printf("    manifest: %s\n", shown(plugin.manifest_path).c_str());
     if (plugin.loaded())
       std::printf("    ABI:      speaks %u.%u (built against %u.%u)\n", plugin.abi_major, plugin.abi_minor,
                   plugin.built_abi_major, plugin.built_abi_minor);
@@ -61,8 +68,8 @@ void print_text(etrt::Runtime& runtime) {
       print_list("backends", provided[ET_ENTRY_BACKEND][plugin.library_path]);
       print_list("tracers", provided[ET_ENTRY_TRACER][plugin.library_path]);
     }
-    if (!plugin.failure.empty()) std::printf("    failure:  %s\n", plugin.failure.c_str());
-    if (!plugin.warnings.empty()) std::printf("    warnings: %s", plugin.warnings.c_str());
+    if (!plugin.failure.empty()) std::printf("    failure:  %s\n", terminal_text(plugin.failure, Newlines::keep).c_str());
+    if (!plugin.warnings.empty()) std::printf("    warnings: %s", terminal_text(plugin.warnings, Newlines::keep).c_str());
   }
 
   bool any_override = false;
@@ -71,13 +78,14 @@ void print_text(etrt::Runtime& runtime) {
       if (entry.is_winner) continue;
       if (!any_override) std::printf("\nProviders that lost:\n");
       any_override = true;
-      std::printf("  %s from '%s': %s\n", entry.name.c_str(), entry.plugin.c_str(), entry.reason.c_str());
+      std::printf("  %s from '%s': %s\n", shown(entry.name).c_str(), shown(entry.plugin).c_str(), shown(entry.reason).c_str());
     }
   }
   auto rejections = runtime.rejections();
   if (!rejections.empty()) {
     std::printf("\nRejected:\n");
-    for (const etrt::Rejection& r : rejections) std::printf("  %s\n    %s\n", r.path.c_str(), r.reason.c_str());
+    for (const etrt::Rejection& r : rejections)
+      std::printf("  %s\n    %s\n", shown(r.path).c_str(), terminal_text(r.reason, Newlines::keep).c_str());
   }
 }
 
@@ -95,10 +103,10 @@ int run_plugins_command(int argc, char** argv) {
       try {
         runtime.add_manifest(argv[++i]);
       } catch (const etrt::Error& error) {
-        std::fprintf(stderr, "etrt: %s\n", error.what());  // also listed under "Rejected"
+        std::fprintf(stderr, "etrt: %s\n", terminal_text(error.what(), Newlines::keep).c_str());  // also listed under "Rejected"
       }
     } else {
-      std::fprintf(stderr, "etrt plugins: unknown option '%s'\n", argv[i]);
+      std::fprintf(stderr, "etrt plugins: unknown option '%s'\n", shown(argv[i]).c_str());
       return 2;
     }
   }

@@ -5,10 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cerrno>
 #include <cstring>
 #include <memory>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,10 +16,19 @@
 #include "etrt/half.hpp"
 #include "etrt/plugin.hpp"
 #include "npy.h"
+#include "output_file.h"
+#include "terminal_text.h"
 
 namespace {
 
 using etrt::tools::NpyArray;
+using etrt::tools::Newlines;
+using etrt::tools::terminal_text;
+
+// An error for the terminal: its message may quote names from the program.
+void print_error(const char* command, const std::string& message) {
+  std::fprintf(stderr, "etrt %s: %s\n", command, terminal_text(message, Newlines::keep).c_str());
+}
 
 std::string shape_text(const int64_t* sizes, int32_t rank) {
   std::string s = "[";
@@ -116,28 +123,18 @@ void print_profile(const std::string& summary, const std::string& method_name) {
   std::sort(ops.begin(), ops.end(), [](const ProfileRow& a, const ProfileRow& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
-  std::printf("\nprofile of method '%s' over %llu traced run(s), %.3f ms in the method:\n", method_name.c_str(),
+  std::printf("\nprofile of method '%s' over %llu traced run(s), %.3f ms in the method:\n",
+              terminal_text(method_name).c_str(),
               static_cast<unsigned long long>(runs), static_cast<double>(run_ns) / 1e6);
   std::printf("  %-40s %-20s %8s %12s %12s %7s\n", "operator", "plugin", "calls", "total ms", "mean us", "share");
   for (const ProfileRow& row : ops) {
     double share = run_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(run_ns) : 0.0;
-    std::printf("  %-40s %-20s %8llu %12.3f %12.3f %6.1f%%\n", row.name.c_str(),
-                row.plugin.empty() ? "etrt (built-in)" : row.plugin.c_str(), static_cast<unsigned long long>(row.calls),
+    std::printf("  %-40s %-20s %8llu %12.3f %12.3f %6.1f%%\n", terminal_text(row.name).c_str(),
+                row.plugin.empty() ? "etrt (built-in)" : terminal_text(row.plugin).c_str(),
+                static_cast<unsigned long long>(row.calls),
                 static_cast<double>(row.total_ns) / 1e6,
                 static_cast<double>(row.total_ns) / 1e3 / static_cast<double>(std::max<uint64_t>(row.calls, 1)), share);
   }
-}
-
-bool write_file(const std::string& path, const std::string& bytes, std::string* error) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    *error = path + ": cannot open for writing: " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok) *error = path + ": cannot write";
-  return ok;
 }
 
 // NumPy has no bfloat16: a bfloat16 input is given as float32 (rounded to nearest
@@ -209,21 +206,6 @@ void print_summary(const et_value& value, size_t index) {
   std::printf("\n");
 }
 
-// Creates the output directory; false with *error when it cannot be (a file is in the way, no permission).
-bool prepare_output_dir(const std::string& dir, std::string* error) {
-  std::error_code ec;
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
-    *error = "--output-dir " + dir + ": exists and is not a directory";
-    return false;
-  }
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    *error = "--output-dir " + dir + ": cannot create the directory: " + ec.message();
-    return false;
-  }
-  return true;
-}
-
 bool parse_options(int argc, char** argv, Options* options, const char* command) {
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -263,7 +245,7 @@ bool parse_options(int argc, char** argv, Options* options, const char* command)
     } else if (!arg.empty() && arg[0] != '-' && options->model.empty()) {
       options->model = arg;
     } else {
-      std::fprintf(stderr, "etrt %s: unexpected argument '%s'\n", command, arg.c_str());
+      std::fprintf(stderr, "etrt %s: unexpected argument '%s'\n", command, terminal_text(arg).c_str());
       return false;
     }
   }
@@ -285,10 +267,11 @@ int run_inspect_command(int argc, char** argv) {
   try {
     etrt::Program program = load_program(options);
     bool missing = false;
-    std::printf("%s\n", options.model.c_str());
+    std::printf("%s\n", terminal_text(options.model).c_str());
     for (const std::string& method : program.method_names()) {
       et_method_info info = program.method_info(method);
-      std::printf("\nmethod '%s': %zu instructions, %zu planned buffer(s), %llu bytes planned\n", method.c_str(),
+      std::printf("\nmethod '%s': %zu instructions, %zu planned buffer(s), %llu bytes planned\n",
+                  terminal_text(method).c_str(),
                   info.num_instructions, info.num_planned_buffers, static_cast<unsigned long long>(info.planned_bytes));
       for (int out = 0; out < 2; ++out) {
         size_t count = out ? info.num_outputs : info.num_inputs;
@@ -303,17 +286,19 @@ int run_inspect_command(int argc, char** argv) {
       }
       std::printf("  operators (%zu):\n", info.num_operators);
       for (const std::string& op : program.operators(method))
-        std::printf("    %-48s %s\n", op.c_str(), server_of(ET_ENTRY_OPERATOR, op, &missing).c_str());
+        std::printf("    %-48s %s\n", terminal_text(op).c_str(),
+                    terminal_text(server_of(ET_ENTRY_OPERATOR, op, &missing)).c_str());
       if (info.num_delegates > 0) {
         std::printf("  delegates (%zu):\n", info.num_delegates);
         for (const std::string& id : program.delegates(method))
-          std::printf("    %-48s %s\n", id.c_str(), server_of(ET_ENTRY_BACKEND, id, &missing).c_str());
+          std::printf("    %-48s %s\n", terminal_text(id).c_str(),
+                      terminal_text(server_of(ET_ENTRY_BACKEND, id, &missing)).c_str());
       }
     }
     if (missing) std::printf("\nSome operators or delegates have no provider: loading this program will fail.\n");
     return missing ? 1 : 0;
   } catch (const etrt::Error& error) {
-    std::fprintf(stderr, "etrt inspect: %s\n", error.what());
+    print_error("inspect", error.what());
     return 1;
   }
 }
@@ -335,8 +320,8 @@ int run_run_command(int argc, char** argv) {
     double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
 
     if (!options.inputs.empty() && options.inputs.size() != info.num_inputs) {
-      std::fprintf(stderr, "etrt run: method '%s' takes %zu inputs, %zu given\n", options.method.c_str(),
-                   info.num_inputs, options.inputs.size());
+      print_error("run", "method '" + options.method + "' takes " + std::to_string(info.num_inputs) + " inputs, " +
+                             std::to_string(options.inputs.size()) + " given");
       return 1;
     }
     std::vector<NpyArray> arrays(info.num_inputs);
@@ -352,7 +337,7 @@ int run_run_command(int argc, char** argv) {
       if (options.inputs.empty()) {
         arrays[i] = generated_input(v, static_cast<unsigned>(i + 1));
       } else if (!etrt::tools::read_npy(options.inputs[i], &arrays[i], &error)) {
-        std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+        print_error("run", error);
         return 1;
       }
       NpyArray& a = arrays[i];
@@ -387,14 +372,17 @@ int run_run_command(int argc, char** argv) {
     }
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
-    std::printf("%s, method '%s': %zu output(s)\n", options.model.c_str(), options.method.c_str(), info.num_outputs);
+    std::printf("%s, method '%s': %zu output(s)\n", terminal_text(options.model).c_str(),
+                terminal_text(options.method).c_str(), info.num_outputs);
     for (size_t i = 0; i < info.num_outputs; ++i) print_summary(method.output(i), i);
     std::printf("latency over %d runs: min %.4f ms, median %.4f ms (first %.3f ms; method load %.3f ms; %zu threads)\n",
                 options.iterations, sorted.front(), sorted[sorted.size() / 2], times.front(), load_ms,
                 et_threadpool_size());
     std::printf("plugins loaded:");
     for (const etrt::PluginInfo& plugin : etrt::Runtime::get().plugins())
-      if (plugin.loaded()) std::printf(" %s %s (%s)", plugin.name.c_str(), plugin.version.c_str(), plugin.library_path.c_str());
+      if (plugin.loaded())
+        std::printf(" %s %s (%s)", terminal_text(plugin.name).c_str(), terminal_text(plugin.version).c_str(),
+                    terminal_text(plugin.library_path).c_str());
     std::printf("\n");
 
     if (trace != nullptr) {
@@ -405,18 +393,19 @@ int run_run_command(int argc, char** argv) {
       for (const auto& [path, what] : files) {
         if (path->empty()) continue;
         std::string error;
-        if (!write_file(*path, trace->result(what), &error)) {
-          std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+        if (!etrt::tools::write_output_file(*path, trace->result(what), &error)) {
+          print_error("run", error);
           return 1;
         }
-        std::printf("%s written to %s\n", what, path->c_str());
+        std::printf("%s written to %s\n", what, terminal_text(*path).c_str());
       }
     }
 
     if (!options.output_dir.empty()) {
+      etrt::tools::OutputDirectory directory;
       std::string dir_error;
-      if (!prepare_output_dir(options.output_dir, &dir_error)) {
-        std::fprintf(stderr, "etrt run: %s\n", dir_error.c_str());
+      if (!directory.open(options.output_dir, true, &dir_error)) {
+        print_error("run", "--output-dir " + dir_error);
         return 1;
       }
       for (size_t i = 0; i < info.num_outputs; ++i) {
@@ -428,17 +417,22 @@ int run_run_command(int argc, char** argv) {
         const auto* bytes = static_cast<const uint8_t*>(value.tensor->data);
         out.data.assign(bytes, bytes + value.tensor->nbytes);
         if (out.dtype == ET_DTYPE_BFLOAT16) bfloat16_to_float32(&out);
-        std::string path = options.output_dir + "/output_" + std::to_string(i) + ".npy", error;
-        if (!etrt::tools::write_npy(path, out, &error)) {
-          std::fprintf(stderr, "etrt run: %s\n", error.c_str());
+        const std::string name = "output_" + std::to_string(i) + ".npy";
+        std::string npy, error;
+        if (!etrt::tools::encode_npy(out, &npy, &error)) {
+          print_error("run", directory.path() + "/" + name + ": " + error);
+          return 1;
+        }
+        if (!directory.write(name, npy, &error)) {
+          print_error("run", error);
           return 1;
         }
       }
-      std::printf("outputs written to %s\n", options.output_dir.c_str());
+      std::printf("outputs written to %s\n", terminal_text(options.output_dir).c_str());
     }
     return 0;
   } catch (const etrt::Error& error) {
-    std::fprintf(stderr, "etrt run: %s\n", error.what());
+    print_error("run", error.what());
     return 1;
   }
 }

@@ -330,3 +330,161 @@ def test_a_bad_cpu_level_setting_is_rejected_naming_the_variable():
     assert result.returncode == 0, result.stderr
     assert "ETRT_CPU_LEVEL=x86-64-v9: unknown CPU level" in result.stdout, result.stdout
     assert "FAILED" in result.stdout
+
+
+def patched_program(tmp_path, source, replacements, name="patched.pte"):
+    """A copy of a reference program with strings replaced by others of the same length (the flatbuffer's
+    offsets stay valid: only the names' bytes change)."""
+    data = source.read_bytes()
+    for old, new in replacements:
+        assert len(old) == len(new) and old in data, (old, new)
+        data = data.replace(old, new)
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_names_from_a_program_reach_the_terminal_escaped(tmp_path):
+    # A method or operator name is bytes the program's author chose: inspect and run once printed them
+    # raw, so a name could clear the screen, retitle the terminal or reverse the text around it.
+    program = patched_program(tmp_path, MODELS / "op_add" / "portable.pte", [
+        (b"rank0", b"\x1b[31m"),                                 # an escape sequence (ESC)
+        (b"broadcast", b"\xe2\x80\xaebr\xff\xc2\x9b\x07"),       # U+202E, invalid UTF-8, C1 CSI, BEL
+        (b"aten::add", b"aten\x1b]0;X"),                         # an operator: OSC "set the title"
+    ])
+    inspected = run("inspect", str(program))
+    assert inspected.returncode == 1, inspected.stderr  # the renamed operator has no provider
+    out = inspected.stdout
+    assert "method '\\x1b[31m': 1 instructions" in out, out
+    assert "method '\\u202ebr\\xff\\u009b\\x07': 1 instructions" in out, out
+    assert "    aten\\x1b]0;X.out " in out and "MISSING: no plugin provides it" in out, out
+    ran = run("run", str(program), "--method", "forward")
+    assert ran.returncode == 1
+    assert "operator 'aten\\x1b]0;X.out' is not provided by any plugin" in ran.stderr, ran.stderr
+    for text in (out, ran.stdout, ran.stderr):
+        assert not any(c in text for c in "\x1b\x07\x9b\u202e\ufffd"), repr(text)
+    # A multi-line message keeps its lines; a backslash in a name is doubled, so escapes stay unambiguous.
+    assert ":\n  operator 'aten\\x1b]0;X.out'" in ran.stderr, ran.stderr
+    backslash = patched_program(tmp_path, MODELS / "op_add" / "portable.pte", [(b"rank0", b"ra\\k0")], "b.pte")
+    assert "method 'ra\\\\k0'" in run("inspect", str(backslash)).stdout
+
+
+def test_a_delegate_id_from_a_program_reaches_the_terminal_escaped(tmp_path):
+    program = patched_program(tmp_path, MODELS / "mlp" / "xnnpack.pte", [(b"XnnpackBackend", b"Xnn\x1b[2Jckend\r\n")])
+    inspected = run("inspect", str(program))
+    assert inspected.returncode == 1
+    line = next(l for l in inspected.stdout.splitlines() if l.startswith("    Xnn"))
+    assert line.split()[0] == "Xnn\\x1b[2Jckend\\r\\n" and "MISSING" in line, inspected.stdout
+    assert "\x1b" not in inspected.stdout and "\r" not in inspected.stdout
+
+
+def op_add_run(out_dir, *extra, **kwargs):
+    return run("run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1", "--output-dir", str(out_dir),
+               *extra, **kwargs)
+
+
+def file_size_limit(limit):
+    def set_limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+def test_an_output_that_does_not_fit_leaves_no_truncated_file(tmp_path):
+    # The file size limit (ulimit -f) fails the write part way: once SIGXFSZ killed the command and a
+    # 100-byte output_0.npy stayed behind. Python's subprocess restores SIGXFSZ's default in the child.
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
+    result = subprocess.run([str(ETRT), "run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
+                             "--output-dir", str(out)], capture_output=True, text=True, env=env, timeout=60,
+                            preexec_fn=file_size_limit(100))
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert f"{out}/output_0.npy: cannot write: File too large (nothing written: no file left behind)" in result.stderr
+    assert list(out.iterdir()) == []  # neither the output nor a temporary file
+    # An earlier complete output stays as it was when a new one cannot be written.
+    assert op_add_run(out).returncode == 0
+    before = (out / "output_0.npy").read_bytes()
+    result = subprocess.run([str(ETRT), "run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
+                             "--output-dir", str(out)], capture_output=True, text=True, env=env, timeout=60,
+                            preexec_fn=file_size_limit(100))
+    assert result.returncode == 1 and "its old contents are kept" in result.stderr, result.stderr
+    assert (out / "output_0.npy").read_bytes() == before
+    assert [p.name for p in out.iterdir()] == ["output_0.npy"]
+
+
+def test_a_full_disk_is_reported_and_leaves_no_truncated_file(tmp_path):
+    # A real full file system: a 4 KiB tmpfs, filled, mounted in a mount namespace of the command's own.
+    # The command once wrote an empty output_0.npy and exited 0 (the stream's error was never checked).
+    if os.geteuid() != 0 or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        import pytest
+        pytest.skip("mounting a tmpfs needs root and a mount namespace")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size=4k tmpfs "$1" && mkdir "$1/out" && head -c 4096 /dev/zero > "$1/filler"; '
+              'shift; "$@"; status=$?; echo LISTING; ls -A "$DISK/out"; exit $status')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
+    env["DISK"] = str(disk)
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(disk),
+                             str(ETRT), "run", str(MODELS / "mlp" / "portable.pte"), "--iterations", "1",
+                             "--output-dir", str(disk / "out")], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert f"{disk}/out/output_0.npy: cannot write: No space left on device" in result.stderr, result.stderr
+    assert result.stdout.split("LISTING\n")[1] == "", result.stdout  # nothing left in the directory
+    assert "outputs written" not in result.stdout
+
+
+def test_a_symbolic_link_planted_in_the_output_dir_is_not_followed(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (out / "output_0.npy").symlink_to(victim)
+    result = op_add_run(out)
+    assert result.returncode == 1
+    assert f"{out}/output_0.npy: is a symbolic link; refusing to write through it" in result.stderr, result.stderr
+    assert victim.read_text() == "precious"
+    assert (out / "output_0.npy").is_symlink() and sorted(p.name for p in out.iterdir()) == ["output_0.npy"]
+    # The same for the tracer's files, and for a link to nothing (which writing would create).
+    (tmp_path / "trace.json").symlink_to(tmp_path / "nowhere")
+    traced = run("run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1", "--trace", str(tmp_path / "trace.json"))
+    assert traced.returncode == 1 and f"{tmp_path}/trace.json: is a symbolic link" in traced.stderr, traced.stderr
+    assert not (tmp_path / "nowhere").exists()
+    # Something else at the name is refused too, not replaced.
+    (out / "output_0.npy").unlink()
+    (out / "output_0.npy").mkdir()
+    result = op_add_run(out)
+    assert result.returncode == 1 and f"{out}/output_0.npy: exists and is not a regular file" in result.stderr
+
+
+def test_an_output_dir_that_is_another_users_link_is_refused(tmp_path):
+    # A link as --output-dir itself: followed when this user (or root) owns it, refused when someone else
+    # planted it, say in a shared directory, to send the files into a directory of their choosing.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mine = tmp_path / "mine"
+    mine.symlink_to(elsewhere)
+    assert op_add_run(mine).returncode == 0 and (elsewhere / "output_0.npy").is_file()
+    if os.geteuid() != 0:
+        import pytest
+        pytest.skip("giving a link to another user needs root")
+    (elsewhere / "output_0.npy").unlink()
+    planted = tmp_path / "planted"
+    planted.symlink_to(elsewhere)
+    os.lchown(planted, 54321, 54321)
+    result = op_add_run(planted)
+    assert result.returncode == 1
+    assert f"--output-dir {planted}: is a symbolic link owned by another user (uid 54321)" in result.stderr, result.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_outputs_are_written_whole_and_replace_older_ones(tmp_path):
+    import numpy as np
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "output_0.npy").write_bytes(b"stale" * 1000)
+    result = op_add_run(out, "--etdump", str(tmp_path / "run.etdp"))
+    assert result.returncode == 0, result.stderr
+    assert np.load(out / "output_0.npy").shape == (3, 5)
+    assert (tmp_path / "run.etdp").stat().st_size > 0
+    assert sorted(p.name for p in out.iterdir()) == ["output_0.npy"]  # no temporary file left

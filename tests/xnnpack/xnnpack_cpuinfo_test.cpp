@@ -177,13 +177,6 @@ std::set<std::string> kernel_features(const char* key) {
   return {};
 }
 
-std::string kernel_field(const char* key) {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
-  return "";
-}
-
 TEST(CpuinfoLive, OneCoreAndOneMicroarchitecture) {
   ASSERT_TRUE(cpuinfo_initialize());
   ASSERT_NE(cpuinfo_get_core(0), nullptr);
@@ -194,6 +187,13 @@ TEST(CpuinfoLive, OneCoreAndOneMicroarchitecture) {
 }
 
 #if defined(__x86_64__)
+std::string kernel_field(const char* key) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
+  return "";
+}
+
 TEST(CpuinfoLive, X86AnswersMatchTheKernelsFlags) {
   std::set<std::string> flags = kernel_features("flags");
   if (flags.empty()) GTEST_SKIP() << "no x86 flags line in /proc/cpuinfo";

@@ -119,9 +119,10 @@ class Inspector {
   Inspector(const uint8_t* data, size_t size, ElfInfo* info) : data_(data), size_(size), info_(info) {}
 
   bool run() {
-    return check_ident() && check_header() && check_segments() && read_section_table() && read_dynamic() &&
-           read_version_names() && read_symbols();
+    return check_ident() && check_header() && check_segments() && read_dynamic() && read_section_table() &&
+           check_dynamic_section() && read_version_names() && read_symbols();
   }
+  bool run_dependencies_only() { return check_ident() && check_header() && check_segments() && read_dynamic(); }
 
  private:
   bool fail(std::string message) {
@@ -176,6 +177,7 @@ class Inspector {
       return fail(format("invalid ELF class byte %u (expected 1 for 32-bit or 2 for 64-bit)", cls));
     }
     if (cls != kHostClass) {
+      info_->foreign = true;
       return fail(format("ELF class is %s, this host needs %s", class_name(cls), class_name(kHostClass)));
     }
     unsigned char order = data_[EI_DATA];
@@ -183,6 +185,7 @@ class Inspector {
       return fail(format("invalid ELF data encoding byte %u (expected 1 or 2)", order));
     }
     if (order != kHostData) {
+      info_->foreign = true;
       return fail(format("byte order is %s, this host is %s", data_name(order), data_name(kHostData)));
     }
     if (data_[EI_VERSION] != EV_CURRENT) {
@@ -197,6 +200,7 @@ class Inspector {
     }
     eh_ = load<Ehdr>(0);
     if (kHostMachine != EM_NONE && eh_.e_machine != kHostMachine) {
+      info_->foreign = true;
       return fail(format("built for %s (e_machine %u), this host is %s (e_machine %u)", machine_name(eh_.e_machine),
                          unsigned{eh_.e_machine}, machine_name(kHostMachine), kHostMachine));
     }
@@ -259,6 +263,13 @@ class Inspector {
     return true;
   }
 
+  // The loader reads the dynamic segment, not this section; a section table that
+  // places it outside the file is still a corrupt file.
+  bool check_dynamic_section() {
+    Range unused;
+    return dynamic_index_ == 0 || section_range(dynamic_index_, ".dynamic", &unused);
+  }
+
   Shdr section(u64 index) const { return load<Shdr>(eh_.e_shoff + index * sizeof(Shdr)); }
 
   // Bounds-checked contents of section `index`, called `what` in messages.
@@ -299,49 +310,69 @@ class Inspector {
     return true;
   }
 
-  void add_search_path(const std::string& list) {
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t colon = list.find(':', start);
-      if (colon == std::string::npos) colon = list.size();
-      if (colon > start) info_->runpath.push_back(list.substr(start, colon - start));
-      start = colon + 1;
+  // The file range holding the `size` bytes at virtual address `address`, found through the
+  // PT_LOAD segment that maps it (the dynamic segment gives addresses, not offsets).
+  bool range_at_address(u64 address, u64 size, const char* what, Range* out) {
+    for (unsigned i = 0; i < eh_.e_phnum; ++i) {
+      Phdr ph = load<Phdr>(eh_.e_phoff + u64{i} * sizeof(Phdr));
+      if (ph.p_type != PT_LOAD || address < ph.p_vaddr || address - ph.p_vaddr >= ph.p_filesz) continue;
+      u64 skip = address - ph.p_vaddr;
+      if (size > ph.p_filesz - skip)
+        return fail(format("corrupt: %s (address 0x%llx, %llu bytes) extends past the segment that maps it", what,
+                           address, size));
+      out->data = data_ + ph.p_offset + skip;  // in bounds: check_segments checked the segment
+      out->size = static_cast<size_t>(size);
+      return true;
     }
+    return fail(format("corrupt: %s address 0x%llx is not in any loaded segment", what, address));
   }
 
+  // The dynamic segment, read as the dynamic loader reads it: what the library
+  // needs, its soname and search paths (the section table may say otherwise).
   bool read_dynamic() {
-    if (dynamic_index_ == 0) return true;  // nothing needed, no soname
-    Range dyn, strtab;
-    if (!section_range(dynamic_index_, ".dynamic", &dyn) || !linked_strtab(dynamic_index_, ".dynamic", &strtab)) {
-      return false;
+    const Phdr* dynamic = nullptr;
+    Phdr found{};
+    for (unsigned i = 0; i < eh_.e_phnum && dynamic == nullptr; ++i) {
+      found = load<Phdr>(eh_.e_phoff + u64{i} * sizeof(Phdr));
+      if (found.p_type == PT_DYNAMIC) dynamic = &found;
     }
-    size_t count = dyn.size / sizeof(Dyn);
+    if (dynamic == nullptr) return true;  // nothing needed, no soname
+    u64 strtab_address = 0, strtab_size = 0;
+    bool has_strtab = false;
+    std::vector<std::pair<decltype(Dyn{}.d_tag), u64>> strings;  // tag, offset in the string table
+    size_t count = static_cast<size_t>(dynamic->p_filesz / sizeof(Dyn));
     for (size_t i = 0; i < count; ++i) {
       Dyn d;
-      std::memcpy(&d, dyn.data + i * sizeof(Dyn), sizeof d);
+      std::memcpy(&d, data_ + dynamic->p_offset + i * sizeof(Dyn), sizeof d);
       if (d.d_tag == DT_NULL) break;
-      std::string s;
       switch (d.d_tag) {
+        case DT_STRTAB: strtab_address = d.d_un.d_ptr, has_strtab = true; break;
+        case DT_STRSZ: strtab_size = d.d_un.d_val; break;
         case DT_NEEDED:
-          if (!string_at(strtab, d.d_un.d_val, "DT_NEEDED", &s)) return false;
-          info_->needed.push_back(std::move(s));
-          break;
         case DT_SONAME:
-          if (!string_at(strtab, d.d_un.d_val, "DT_SONAME", &s)) return false;
-          info_->soname = std::move(s);
-          break;
         case DT_RPATH:
-        case DT_RUNPATH:
-          if (!string_at(strtab, d.d_un.d_val, d.d_tag == DT_RPATH ? "DT_RPATH" : "DT_RUNPATH", &s)) return false;
-          add_search_path(s);
-          break;
+        case DT_RUNPATH: strings.emplace_back(d.d_tag, d.d_un.d_val); break;
         case DT_FLAGS_1:
           // glibc refuses to dlopen position-independent executables.
           if (d.d_un.d_val & DF_1_PIE) return fail("a position-independent executable (DF_1_PIE), not a shared object");
+          info_->no_default_libraries = (d.d_un.d_val & DF_1_NODEFLIB) != 0;
           break;
-        default:
-          break;
+        default: break;
       }
+    }
+    if (strings.empty()) return true;
+    if (!has_strtab) return fail("corrupt: the dynamic segment names libraries but has no string table (DT_STRTAB)");
+    Range strtab;
+    if (!range_at_address(strtab_address, strtab_size, ".dynstr", &strtab)) return false;
+    for (const auto& [tag, offset] : strings) {
+      const char* what = tag == DT_NEEDED ? "DT_NEEDED" : tag == DT_SONAME ? "DT_SONAME" : tag == DT_RPATH ? "DT_RPATH"
+                                                                                                       : "DT_RUNPATH";
+      std::string text;
+      if (!string_at(strtab, offset, what, &text)) return false;
+      if (tag == DT_NEEDED) info_->needed.push_back(std::move(text));
+      else if (tag == DT_SONAME) info_->soname = std::move(text);
+      else if (tag == DT_RPATH) info_->has_rpath = true, info_->rpath = std::move(text);
+      else info_->has_runpath = true, info_->runpath = std::move(text);
     }
     return true;
   }
@@ -423,15 +454,19 @@ class Inspector {
 
 }  // namespace
 
-ElfInfo inspect_elf(const uint8_t* data, size_t size) {
+namespace {
+
+ElfInfo inspect_with(bool (Inspector::*steps)(), const uint8_t* data, size_t size) {
   ElfInfo info;
   try {
-    if (Inspector(data, size, &info).run()) {
+    Inspector inspector(data, size, &info);
+    if ((inspector.*steps)()) {
       info.ok = true;
     } else {
-      std::string error = std::move(info.error);
-      info = ElfInfo{};
-      info.error = std::move(error);
+      ElfInfo failed;
+      failed.error = std::move(info.error);
+      failed.foreign = info.foreign;
+      info = std::move(failed);
     }
   } catch (...) {
     // Only allocation can throw; building the message may fail as well.
@@ -442,6 +477,14 @@ ElfInfo inspect_elf(const uint8_t* data, size_t size) {
     }
   }
   return info;
+}
+
+}  // namespace
+
+ElfInfo inspect_elf(const uint8_t* data, size_t size) { return inspect_with(&Inspector::run, data, size); }
+
+ElfInfo inspect_elf_dependencies(const uint8_t* data, size_t size) {
+  return inspect_with(&Inspector::run_dependencies_only, data, size);
 }
 
 ElfInfo inspect_elf_file(const std::string& path) {

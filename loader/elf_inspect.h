@@ -21,12 +21,19 @@ struct ElfSymbol {
 struct ElfInfo {
   bool ok = false;
   std::string error;  // set when !ok; does not include the file name
+  // Built for another class, byte order or machine: the dynamic loader passes
+  // over such a file while searching for a library (set with !ok).
+  bool foreign = false;
   // Defined dynamic symbols with GLOBAL/WEAK/GNU_UNIQUE binding and
   // DEFAULT/PROTECTED visibility, excluding version-definition symbols.
   std::vector<ElfSymbol> exported;
-  std::vector<std::string> needed;   // DT_NEEDED
-  std::string soname;                // DT_SONAME or ""
-  std::vector<std::string> runpath;  // DT_RUNPATH and DT_RPATH entries split on ':'
+  // What the dynamic loader reads to bring in the libraries this one needs,
+  // from the PT_DYNAMIC segment as the loader reads it (not the section table).
+  std::vector<std::string> needed;  // DT_NEEDED, in order
+  std::string soname;               // DT_SONAME or ""
+  bool has_rpath = false, has_runpath = false;
+  std::string rpath, runpath;       // DT_RPATH, DT_RUNPATH: ':'-separated, as written
+  bool no_default_libraries = false;  // DF_1_NODEFLIB: no ld.so.cache, no default directories
 
   bool has_exported(std::string_view name) const;
 };
@@ -34,5 +41,10 @@ struct ElfInfo {
 ElfInfo inspect_elf(const uint8_t* data, size_t size);
 // Maps the file read-only; errors like "cannot open: No such file or directory".
 ElfInfo inspect_elf_file(const std::string& path);
+
+// Only what the dynamic loader needs to load the file as a dependency: the
+// header (class, machine, type), the segments and the dynamic segment. Needs no
+// section table and no symbols; `exported` stays empty.
+ElfInfo inspect_elf_dependencies(const uint8_t* data, size_t size);
 
 }  // namespace etrt::loader

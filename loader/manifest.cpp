@@ -13,6 +13,28 @@ extern const char kManifestSchemaText[];
 
 std::string_view manifest_schema() { return kManifestSchemaText; }
 
+std::string plugin_name_in_soname(const std::string& soname) {
+  static const std::string kPrefix = "libetrt_";
+  size_t so = soname.rfind(".so.");
+  if (soname.rfind(kPrefix, 0) != 0 || so == std::string::npos || so <= kPrefix.size()) return "";
+  std::string major = soname.substr(so + 4);
+  if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos) return "";
+  return soname.substr(kPrefix.size(), so - kPrefix.size());
+}
+
+std::string identity_mismatch_reason(const std::string& manifest_path, const std::string& manifest_name,
+                                     const std::string& soname) {
+  std::string name = plugin_name_in_soname(soname);
+  if (name == manifest_name) return "";
+  std::string names_it = "manifest " + manifest_path + " names it '" + manifest_name + "'";
+  if (name.empty())
+    return names_it + ", but its soname " + (soname.empty() ? std::string("is missing") : "'" + soname + "'") +
+           " does not state a plugin name (libetrt_<name>.so.<ABI major>, which etrt_add_plugin gives every "
+           "plugin): refused, its identity cannot be checked before its code runs";
+  return names_it + " but the library calls itself '" + name + "' (its soname is " + soname +
+         "): refused before any of its code ran";
+}
+
 namespace {
 
 constexpr std::uintmax_t kMaxManifestBytes = 1 << 20;

@@ -35,6 +35,16 @@ bool read_manifest(const std::string& path, Manifest* out, std::string* error);
 // Every library the manifest offers: `library` first, then its variants.
 std::vector<LibraryVariant> library_candidates(const Manifest& manifest);
 
+// A plugin's name as its file states it, readable before any of its code runs:
+// etrt_add_plugin gives every plugin the soname libetrt_<name>.so.<ABI major>.
+// "" when `soname` has another form.
+std::string plugin_name_in_soname(const std::string& soname);
+
+// "" when the library's soname states the name the manifest gives it;
+// otherwise why not (the loader refuses it then, before opening it).
+std::string identity_mismatch_reason(const std::string& manifest_path, const std::string& manifest_name,
+                                     const std::string& soname);
+
 // The schema text compiled into libetrt.
 std::string_view manifest_schema();
 

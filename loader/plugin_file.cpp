@@ -28,6 +28,13 @@ bool resolve(const std::string& path, std::string* resolved, std::string* error)
   return true;
 }
 
+// The path as the process reaches it: a relative one through the working directory.
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  return ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
+}
+
 std::string symlink_note(const std::string& path, const std::string& resolved) {
   return resolved == path ? std::string() : " (" + path + " resolves to " + resolved + ")";
 }
@@ -46,7 +53,7 @@ int open_regular(const std::string& path, const std::string& resolved, bool chec
   else if (!S_ISREG(st->st_mode)) problem = "not a regular file (a FIFO, device, socket or directory is never read)";
   else if (check_trust) {
     problem = untrusted_file_reason(*st);
-    if (problem.empty()) problem = untrusted_directory_reason(resolved);
+    if (problem.empty()) problem = check_path(absolute(path)).problem;  // every directory on the way, symlinks too
   }
   if (!problem.empty()) {
     ::close(fd);

@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <string>
 
+#include "loader/dependency_check.h"
 #include "loader/dynamic_library.h"
 #include "loader/elf_inspect.h"
+#include "loader/manifest.h"
 #include "loader/plugin_file.h"
 #include "loader/sha256.h"
 #include "loader/trust.h"
@@ -72,6 +74,15 @@ bool check_file(const PluginRequest& request, const PluginFile& file, LoadResult
     extra += (extra.empty() ? "" : ", ") + symbol.name;
   }
   if (!extra.empty()) result.warnings += "exports symbols besides " ET_PLUGIN_ENTRY_SYMBOL ": " + extra + "\n";
+
+  // Who it says it is (its soname), and every library dlopen would bring in with it.
+  if (!request.manifest_path.empty()) {
+    std::string mismatch = identity_mismatch_reason(request.manifest_path, request.manifest_name, elf.soname);
+    if (!mismatch.empty()) return fail(result, ET_ERR_INVALID_FILE, request, mismatch), false;
+  }
+  bool pinned = false;
+  std::string untrusted = untrusted_dependency_reason(file.data(), file.size(), file.load_path(&pinned));
+  if (!untrusted.empty()) return fail(result, ET_ERR_LOAD_FAILED, request, untrusted), false;
 
   AllowList allowlist = allowlist_from_env();
   if (request.expected_sha256.empty() && !allowlist.active) return true;

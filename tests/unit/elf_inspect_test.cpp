@@ -125,6 +125,8 @@ SyntheticElf build_synthetic() {
       {DT_RUNPATH, {add_str("$ORIGIN:/opt/lib")}},
       {DT_RPATH, {add_str("/old::/older")}},
       {DT_FLAGS_1, {DF_1_NOW}},
+      {DT_STRTAB, {0}},  // the string table's address, filled in below
+      {DT_STRSZ, {0}},
       {DT_NULL, {0}},
   };
   uint32_t base_name = add_str("libsynth.so");
@@ -159,6 +161,8 @@ SyntheticElf build_synthetic() {
   };
   b.resize(sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr));
   size_t strtab_off = append(strtab.data(), strtab.size());
+  dyn[6].d_un.d_ptr = strtab_off;  // one segment maps the file at address 0: addresses are offsets
+  dyn[7].d_un.d_val = strtab.size();
   size_t dynsym_off = append(syms.data(), syms.size() * sizeof(Elf64_Sym));
   size_t dynamic_off = append(dyn.data(), dyn.size() * sizeof(Elf64_Dyn));
   size_t verdef_off = append(verdef.data(), verdef.size());
@@ -515,7 +519,83 @@ TEST(SyntheticElfTest, DynamicSection) {
   ASSERT_TRUE(info.ok) << info.error;
   EXPECT_EQ(info.needed, (std::vector<std::string>{"libfoo.so.1", "libbar.so"}));
   EXPECT_EQ(info.soname, "libsynth.so");
-  EXPECT_EQ(info.runpath, (std::vector<std::string>{"$ORIGIN", "/opt/lib", "/old", "/older"}));
+  EXPECT_TRUE(info.has_runpath);
+  EXPECT_EQ(info.runpath, "$ORIGIN:/opt/lib");
+  EXPECT_TRUE(info.has_rpath);
+  EXPECT_EQ(info.rpath, "/old::/older");  // the empty entry is kept: the loader reads it as "."
+  EXPECT_FALSE(info.no_default_libraries);
+}
+
+TEST(SyntheticElfTest, DependenciesComeFromTheDynamicSegmentAsTheLoaderReadsThem) {
+  SyntheticElf s = build_synthetic();
+  Bytes b = s.bytes;
+  // The section table may say anything: the dynamic loader never reads it.
+  put<uint32_t>(&b, s.dynamic_shdr + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS);
+  ElfInfo info = inspect_elf_dependencies(b.data(), b.size());
+  ASSERT_TRUE(info.ok) << info.error;
+  EXPECT_EQ(info.needed, (std::vector<std::string>{"libfoo.so.1", "libbar.so"}));
+  EXPECT_EQ(info.soname, "libsynth.so");
+  // Without any section table: still readable as a dependency, not as a plugin (no symbols).
+  put<uint64_t>(&b, offsetof(Elf64_Ehdr, e_shoff), 0);
+  put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_shnum), 0);
+  info = inspect_elf_dependencies(b.data(), b.size());
+  ASSERT_TRUE(info.ok) << info.error;
+  EXPECT_EQ(info.runpath, "$ORIGIN:/opt/lib");
+  EXPECT_TRUE(info.exported.empty());
+  EXPECT_FALSE(inspect(b).ok);
+}
+
+TEST(SyntheticElfTest, NoDefaultLibrariesFlag) {
+  SyntheticElf s = build_synthetic();
+  Bytes b = s.bytes;
+  put<uint64_t>(&b, s.dynamic_offset + 5 * sizeof(Elf64_Dyn) + offsetof(Elf64_Dyn, d_un), DF_1_NODEFLIB);
+  ElfInfo info = inspect_elf_dependencies(b.data(), b.size());
+  ASSERT_TRUE(info.ok) << info.error;
+  EXPECT_TRUE(info.no_default_libraries);
+}
+
+TEST(SyntheticElfTest, ForeignLibraryIsMarkedSoTheSearchPassesOverIt) {
+  SyntheticElf s = build_synthetic();
+  Bytes b = s.bytes;
+  put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_machine), EM_S390 == header(b).e_machine ? EM_X86_64 : EM_S390);
+  ElfInfo info = inspect_elf_dependencies(b.data(), b.size());
+  EXPECT_FALSE(info.ok);
+  EXPECT_TRUE(info.foreign);
+  b = s.bytes;
+  b[EI_CLASS] = ELFCLASS32;
+  info = inspect_elf_dependencies(b.data(), b.size());
+  EXPECT_FALSE(info.ok);
+  EXPECT_TRUE(info.foreign);
+  b = s.bytes;
+  put<uint16_t>(&b, offsetof(Elf64_Ehdr, e_type), ET_EXEC);  // wrong, not foreign: the loader fails on it
+  info = inspect_elf_dependencies(b.data(), b.size());
+  EXPECT_FALSE(info.ok);
+  EXPECT_FALSE(info.foreign);
+}
+
+TEST(SyntheticElfTest, CorruptDynamicSegment) {
+  SyntheticElf s = build_synthetic();
+  Bytes b = s.bytes;
+  put<uint64_t>(&b, s.dynamic_offset + 7 * sizeof(Elf64_Dyn) + offsetof(Elf64_Dyn, d_un), 1ull << 40);  // DT_STRSZ
+  EXPECT_THAT(inspect_elf_dependencies(b.data(), b.size()).error,
+              HasSubstr("corrupt: .dynstr (address 0x"));
+  b = s.bytes;
+  put<uint64_t>(&b, s.dynamic_offset + 6 * sizeof(Elf64_Dyn) + offsetof(Elf64_Dyn, d_un), 1ull << 40);  // DT_STRTAB
+  EXPECT_THAT(inspect_elf_dependencies(b.data(), b.size()).error, HasSubstr("is not in any loaded segment"));
+  b = s.bytes;
+  put<int64_t>(&b, s.dynamic_offset + 6 * sizeof(Elf64_Dyn) + offsetof(Elf64_Dyn, d_tag), DT_DEBUG);
+  EXPECT_THAT(inspect_elf_dependencies(b.data(), b.size()).error, HasSubstr("has no string table (DT_STRTAB)"));
+  // Mutations of the dynamic segment never crash the reader.
+  std::mt19937 rng(2024);
+  size_t dynamic_size = 9 * sizeof(Elf64_Dyn);
+  for (int iter = 0; iter < 3000; ++iter) {
+    b = s.bytes;
+    for (int e = 0; e < 3; ++e) b[s.dynamic_offset + rng() % dynamic_size] = static_cast<uint8_t>(rng());
+    ElfInfo info = inspect_elf_dependencies(b.data(), b.size());
+    if (!info.ok) {
+      EXPECT_FALSE(info.error.empty());
+    }
+  }
 }
 
 TEST(SyntheticElfTest, WithoutVersionDefinitionsAbsSymbolsAreKept) {

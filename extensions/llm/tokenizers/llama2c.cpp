@@ -3,11 +3,10 @@
 // layout (int32 max_token_length, then the tokens to the end of the file; BOS 1, EOS 2). Encoding is
 // llama2.c's: a dummy-prefix space, one token per character (its bytes + 3 when the character is not
 // in the vocabulary), then the pair whose merged text has the highest score merges, leftmost first.
-#include <cstring>
-
 #include "bpe_merge.h"
 #include "error.h"
 #include "formats.h"
+#include "score_pieces.h"
 #include "llama2c_format.h"
 #include "string_map.h"
 
@@ -57,7 +56,7 @@ class Llama2cTokenizer final : public Tokenizer {
       const auto it = ids_.find(vocab_.tokens[left.id] + vocab_.tokens[right.id]);
       // llama2.c starts its search for the best score at -1e10: lower scores never merge.
       if (it == ids_.end() || !(vocab_.scores[it->second] > -1e10f)) return std::nullopt;
-      return BpeMerge{descending_rank(vocab_.scores[it->second]), it->second};
+      return BpeMerge{rank_of_score(vocab_.scores[it->second]), it->second};
     };
     for (const BpePart& part : bpe_merge(std::move(parts), lookup)) ids.push_back(part.id);
     ids.insert(ids.end(), static_cast<size_t>(eos), eos_id_);
@@ -69,7 +68,7 @@ class Llama2cTokenizer final : public Tokenizer {
     std::string_view piece = vocab_.tokens[id];
     // After BOS the decoder drops the dummy prefix's space, as sentencepiece's does.
     if (prev_id == bos_id_ && piece.starts_with(' ')) piece.remove_prefix(1);
-    if (const std::optional<unsigned char> byte = byte_token(piece)) return std::string(1, static_cast<char>(*byte));
+    if (const std::optional<unsigned char> byte = byte_piece_value(piece, true)) return std::string(1, static_cast<char>(*byte));
     return std::string(piece);
   }
 
@@ -94,28 +93,6 @@ class Llama2cTokenizer final : public Tokenizer {
   TokenizerFormat format() const override { return TokenizerFormat::kLlama2c; }
 
  private:
-  static uint64_t descending_rank(float score) {
-    if (score == 0.0f) score = 0.0f;
-    uint32_t bits = 0;
-    std::memcpy(&bits, &score, 4);
-    const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-    return static_cast<uint32_t>(~ascending);
-  }
-
-  // "<0x0A>": llama2.c's byte tokens, written as sentencepiece writes them.
-  static std::optional<unsigned char> byte_token(std::string_view piece) {
-    if (piece.size() != 6 || !piece.starts_with("<0x") || piece[5] != '>') return std::nullopt;
-    unsigned value = 0;
-    for (char c : piece.substr(3, 2)) {
-      value <<= 4;
-      if (c >= '0' && c <= '9') value |= static_cast<unsigned>(c - '0');
-      else if (c >= 'A' && c <= 'F') value |= static_cast<unsigned>(c - 'A' + 10);
-      else if (c >= 'a' && c <= 'f') value |= static_cast<unsigned>(c - 'a' + 10);
-      else return std::nullopt;
-    }
-    return static_cast<unsigned char>(value);
-  }
-
   Llama2cVocab vocab_;
   StringMap<uint64_t> ids_;
 };

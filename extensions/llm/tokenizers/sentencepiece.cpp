@@ -1,7 +1,6 @@
 // SentencePiece models (Llama 2's tokenizer.model): the normalizer, then BPE (merges by piece score)
 // or unigram (Viterbi over piece scores), unknown characters as <0xXX> byte pieces when the model
 // has byte fallback, as the sentencepiece library encodes and decodes.
-#include <bit>
 #include <cfloat>
 #include <functional>
 #include <unordered_map>
@@ -9,6 +8,7 @@
 #include "bpe_merge.h"
 #include "error.h"
 #include "formats.h"
+#include "score_pieces.h"
 #include "sentencepiece_model.h"
 #include "sentencepiece_normalizer.h"
 #include "string_map.h"
@@ -20,14 +20,6 @@ namespace {
 
 constexpr const char* kFormat = "SentencePiece model";
 constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";
-
-// A rank for bpe_merge that orders scores from the highest down.
-uint64_t descending_score_rank(float score) {
-  if (score == 0.0f) score = 0.0f;  // -0 and +0 tie, as floats compare
-  const uint32_t bits = std::bit_cast<uint32_t>(score);
-  const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-  return static_cast<uint32_t>(~ascending);
-}
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
@@ -192,15 +184,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   }
 
   static int parse_byte_piece(std::string_view piece) {
-    if (piece.size() != 6 || !piece.starts_with("<0x") || piece[5] != '>') return -1;
-    int value = 0;
-    for (char c : piece.substr(3, 2)) {
-      value <<= 4;
-      if (c >= '0' && c <= '9') value |= c - '0';
-      else if (c >= 'A' && c <= 'F') value |= c - 'A' + 10;
-      else return -1;
-    }
-    return value;
+    const std::optional<unsigned char> byte = byte_piece_value(piece, false);
+    return byte ? *byte : -1;
   }
 
   unsigned char byte_of_piece(uint64_t id) const { return static_cast<unsigned char>(parse_byte_piece(model_.pieces[id].piece)); }
@@ -265,7 +250,7 @@ class SentencePieceTokenizer final : public Tokenizer {
         unmerge[std::string(merged)] = {normalized.substr(left.start, left.end - left.start),
                                         normalized.substr(right.start, right.end - right.start)};
       }
-      return BpeMerge{descending_score_rank(model_.pieces[id].score), static_cast<uint64_t>(id)};
+      return BpeMerge{rank_of_score(model_.pieces[id].score), static_cast<uint64_t>(id)};
     };
     std::vector<std::pair<std::string_view, int64_t>> out;
     const std::function<void(std::string_view)> resegment = [&](std::string_view piece) {

@@ -84,6 +84,21 @@ class WireReader {
     }
   }
 
+  // A field's value, its wire type checked first.
+  uint64_t number(uint32_t type, uint32_t field) {
+    expect(type, kVarint, field);
+    return varint();
+  }
+  bool flag(uint32_t type, uint32_t field) { return number(type, field) != 0; }
+  std::string_view text(uint32_t type, uint32_t field, size_t& offset_in_file) {
+    expect(type, kLengthDelimited, field);
+    return bytes(offset_in_file);
+  }
+  std::string text(uint32_t type, uint32_t field) {
+    size_t offset = 0;
+    return std::string(text(type, field, offset));
+  }
+
   void expect(uint32_t type, uint32_t wanted, uint32_t field) {
     if (type != wanted) {
       bad(pos_, "field " + std::to_string(field) + " has wire type " + std::to_string(type) + ", not " +
@@ -106,16 +121,13 @@ SentencePiece read_piece(std::string_view bytes, size_t base, std::string_view n
   SentencePiece piece;
   while (!reader.done()) {
     const auto [field, type] = reader.tag();
-    size_t offset = 0;
     if (field == 1) {
-      reader.expect(type, kLengthDelimited, field);
-      piece.piece = std::string(reader.bytes(offset));
+      piece.piece = reader.text(type, field);
     } else if (field == 2) {
       reader.expect(type, kFixed32, field);
       piece.score = reader.fixed32_float();
     } else if (field == 3) {
-      reader.expect(type, kVarint, field);
-      const uint64_t value = reader.varint();
+      const uint64_t value = reader.number(type, field);
       if (value < 1 || value > 6) reader.bad(0, "piece type " + std::to_string(value) + " is not one of 1..6");
       piece.type = static_cast<PieceType>(value);
     } else {
@@ -129,52 +141,39 @@ void read_trainer_spec(std::string_view bytes, size_t base, std::string_view nam
   WireReader reader(bytes, base, name);
   while (!reader.done()) {
     const auto [field, type] = reader.tag();
-    size_t offset = 0;
-    const auto flag = [&] {
-      reader.expect(type, kVarint, field);
-      return reader.varint() != 0;
-    };
-    const auto text = [&] {
-      reader.expect(type, kLengthDelimited, field);
-      return std::string(reader.bytes(offset));
-    };
     switch (field) {
       case 3: {
-        reader.expect(type, kVarint, field);
-        const uint64_t value = reader.varint();
+        const uint64_t value = reader.number(type, field);
         if (value < 1 || value > 4) reader.bad(0, "model_type " + std::to_string(value) + " is not one of 1..4");
         model.type = static_cast<SentencePieceModel::Type>(value);
         break;
       }
-      case 24: model.treat_whitespace_as_suffix = flag(); break;
-      case 35: model.byte_fallback = flag(); break;
-      case 44: model.unk_surface = text(); break;
-      case 46: model.bos_piece = text(); break;
-      case 47: model.eos_piece = text(); break;
+      case 24: model.treat_whitespace_as_suffix = reader.flag(type, field); break;
+      case 35: model.byte_fallback = reader.flag(type, field); break;
+      case 44: model.unk_surface = reader.text(type, field); break;
+      case 46: model.bos_piece = reader.text(type, field); break;
+      case 47: model.eos_piece = reader.text(type, field); break;
       default: reader.skip(type);
     }
   }
 }
 
+// NormalizerSpec; of a denormalizer only the character map matters.
 void read_normalizer_spec(std::string_view bytes, size_t base, std::string_view name, SentencePieceModel& model,
                           bool denormalizer) {
   WireReader reader(bytes, base, name);
   while (!reader.done()) {
     const auto [field, type] = reader.tag();
-    size_t offset = 0;
-    const auto flag = [&] {
-      reader.expect(type, kVarint, field);
-      return reader.varint() != 0;
-    };
-    switch (field) {
-      case 2:
-        reader.expect(type, kLengthDelimited, field);
-        (denormalizer ? model.denormalizer_charsmap : model.precompiled_charsmap) = std::string(reader.bytes(offset));
-        break;
-      case 3: if (denormalizer) reader.skip(type); else model.add_dummy_prefix = flag(); break;
-      case 4: if (denormalizer) reader.skip(type); else model.remove_extra_whitespaces = flag(); break;
-      case 5: if (denormalizer) reader.skip(type); else model.escape_whitespaces = flag(); break;
-      default: reader.skip(type);
+    if (field == 2) {
+      (denormalizer ? model.denormalizer_charsmap : model.precompiled_charsmap) = reader.text(type, field);
+    } else if (!denormalizer && field == 3) {
+      model.add_dummy_prefix = reader.flag(type, field);
+    } else if (!denormalizer && field == 4) {
+      model.remove_extra_whitespaces = reader.flag(type, field);
+    } else if (!denormalizer && field == 5) {
+      model.escape_whitespaces = reader.flag(type, field);
+    } else {
+      reader.skip(type);
     }
   }
 }
@@ -188,8 +187,7 @@ SentencePieceModel parse_sentencepiece_model(std::string_view content, std::stri
     const auto [field, type] = reader.tag();
     size_t offset = 0;
     if ((field >= 1 && field <= 3) || field == 5) {
-      reader.expect(type, kLengthDelimited, field);
-      const std::string_view message = reader.bytes(offset);
+      const std::string_view message = reader.text(type, field, offset);
       if (field == 1) model.pieces.push_back(read_piece(message, offset, name));
       if (field == 2) read_trainer_spec(message, offset, name, model);
       if (field == 3) read_normalizer_spec(message, offset, name, model, false);

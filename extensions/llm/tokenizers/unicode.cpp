@@ -9,32 +9,44 @@
 
 namespace etrt::llm::detail {
 
-size_t utf8_char_length(std::string_view text) {
-  if (text.empty()) return 0;
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
+namespace {
+
+// What a lead byte starts: the sequence's length and the range of its second byte (Unicode's table
+// of well-formed UTF-8); length 0 for a byte that starts nothing.
+struct LeadByte {
   size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte (Unicode table 3-7)
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;  // no surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  unsigned char low = 0x80, high = 0xBF;
+};
+
+LeadByte lead_byte(unsigned char lead) {
+  if (lead < 0x80) return {1};
+  if (lead >= 0xC2 && lead <= 0xDF) return {2};
+  if (lead >= 0xE0 && lead <= 0xEF) return {3, static_cast<unsigned char>(lead == 0xE0 ? 0xA0 : 0x80),
+                                            static_cast<unsigned char>(lead == 0xED ? 0x9F : 0xBF)};
+  if (lead >= 0xF0 && lead <= 0xF4) return {4, static_cast<unsigned char>(lead == 0xF0 ? 0x90 : 0x80),
+                                            static_cast<unsigned char>(lead == 0xF4 ? 0x8F : 0xBF)};
+  return {};
+}
+
+// How many bytes from the start of `text` continue the sequence its lead byte starts (the lead included).
+size_t valid_prefix(std::string_view text, const LeadByte& lead) {
+  size_t length = 1;
+  while (length < lead.length && length < text.size()) {
+    const auto next = static_cast<unsigned char>(text[length]);
+    const unsigned char low = length == 1 ? lead.low : 0x80, high = length == 1 ? lead.high : 0xBF;
+    if (next < low || next > high) break;
+    ++length;
   }
   return length;
+}
+
+}  // namespace
+
+size_t utf8_char_length(std::string_view text) {
+  if (text.empty()) return 0;
+  const LeadByte lead = lead_byte(static_cast<unsigned char>(text[0]));
+  if (lead.length == 0) return 0;
+  return valid_prefix(text, lead) == lead.length ? lead.length : 0;
 }
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
@@ -52,31 +64,8 @@ namespace {
 // Length of the maximal subpart of an ill-formed sequence at the start of `text`: the longest
 // prefix that starts a well-formed sequence (at least 1 byte).
 size_t ill_formed_length(std::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  size_t expected = 0;
-  unsigned char low = 0x80, high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    expected = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    expected = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    expected = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 1;
-  }
-  size_t length = 1;
-  while (length < expected && length < text.size()) {
-    const unsigned char next = byte(length);
-    const unsigned char lo = length == 1 ? low : 0x80, hi = length == 1 ? high : 0xBF;
-    if (next < lo || next > hi) break;
-    ++length;
-  }
-  return length;
+  const LeadByte lead = lead_byte(static_cast<unsigned char>(text[0]));
+  return lead.length == 0 ? 1 : valid_prefix(text, lead);
 }
 
 }  // namespace

@@ -232,6 +232,13 @@ class Method:
         return self._program.metadata(self._name)
 
 
+def _method_name(name: Union[str, bytes]) -> str:
+    """A method name as method_names spells it: bytes are decoded as the names are (surrogateescape)."""
+    if isinstance(name, (bytes, bytearray)):
+        return bytes(name).decode("utf-8", "surrogateescape")
+    return name
+
+
 class Program:
     """A loaded, verified .pte program (as in executorch.runtime)."""
 
@@ -244,11 +251,15 @@ class Program:
 
     @property
     def method_names(self) -> Set[str]:
+        """The program's method names. A program may name a method with bytes that are not UTF-8: such a
+        name comes decoded with surrogateescape (as os.fsdecode decodes file names), and every method
+        takes that name back, as it is or as the original bytes."""
         return set(self._program.method_names)
 
-    def load_method(self, name: str) -> Optional[Method]:
+    def load_method(self, name: Union[str, bytes]) -> Optional[Method]:
         """Loads (once) and returns the method; loads the plugins it needs.
         Unknown names return None, as executorch does."""
+        name = _method_name(name)
         method = self._methods.get(name)
         if method is None:
             if name not in self._program.method_names:
@@ -283,8 +294,8 @@ class Program:
             raise RuntimeError("tracing is not enabled for this program: load it with enable_etdump=True")
         Path(os.fspath(path)).write_bytes(self._trace.result("chrome_trace"))
 
-    def metadata(self, method_name: str) -> MethodMeta:
-        return MethodMeta(self._program, method_name)
+    def metadata(self, method_name: Union[str, bytes]) -> MethodMeta:
+        return MethodMeta(self._program, _method_name(method_name))
 
     def operators(self, method_name: str = "forward") -> List[str]:
         return self._program.operators(method_name)

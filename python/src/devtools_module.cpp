@@ -9,15 +9,17 @@
 
 #include "etrt/etrt.hpp"
 #include "glue.h"
+#include "text.h"
 
 namespace py = pybind11;
+using etrt::python::text_to_python;
 
 namespace {
 
 // {"name", "kind", "builtin", "plugin", "library_path", "state"}; plugin is None when nothing would serve it.
 py::dict provider_of(int32_t kind, const std::string& name) {
   py::dict d;
-  d["name"] = name;
+  d["name"] = text_to_python(name);  // a program's name: see text.h
   d["kind"] = kind == ET_ENTRY_BACKEND ? "backend" : "operator";
   int32_t builtin = 0;
   et_plugin_record record{};
@@ -28,8 +30,8 @@ py::dict provider_of(int32_t kind, const std::string& name) {
   d["library_path"] = py::none();
   d["state"] = py::none();
   if (status != ET_OK || builtin) return d;
-  d["plugin"] = record.name;
-  d["library_path"] = record.library_path;
+  d["plugin"] = text_to_python(record.name);
+  d["library_path"] = text_to_python(record.library_path);
   d["state"] = etrt::python::plugin_state_name(record.state);
   return d;
 }
@@ -41,7 +43,7 @@ py::dict program_plan(const etrt::Program& program) {
     py::list entries;
     for (const std::string& op : program.operators(method)) entries.append(provider_of(ET_ENTRY_OPERATOR, op));
     for (const std::string& id : program.delegates(method)) entries.append(provider_of(ET_ENTRY_BACKEND, id));
-    plan[py::str(method)] = entries;
+    plan[text_to_python(method)] = entries;
   }
   return plan;
 }
@@ -51,10 +53,11 @@ py::dict program_plan(const etrt::Program& program) {
 PYBIND11_MODULE(_devtools, m) {
   m.doc() = "etrt developer tools over libetrt (use etrt.devtools)";
   etrt::python::translate_errors();
-  m.def("provider_of", [](const std::string& name, const std::string& kind) {
+  m.def("provider_of", [](py::handle name, const std::string& kind) {
     if (kind != "operator" && kind != "backend")
       throw etrt::Error(ET_ERR_INVALID_ARGUMENT, "kind must be 'operator' or 'backend', got '" + kind + "'");
-    return provider_of(kind == "backend" ? ET_ENTRY_BACKEND : ET_ENTRY_OPERATOR, name);
+    return provider_of(kind == "backend" ? ET_ENTRY_BACKEND : ET_ENTRY_OPERATOR,
+                       etrt::python::text_from_python(name, kind == "backend" ? "backend name" : "operator name"));
   }, py::arg("name"), py::arg("kind") = "operator");
   m.def("program_plan_file", [](const std::string& path) {
     etrt::Program program = [&] {

@@ -15,10 +15,14 @@
 #include "etrt/etrt.hpp"
 #include "etrt/plugin.hpp"
 #include "glue.h"
+#include "text.h"
 
 namespace py = pybind11;
 using etrt::python::plugin_dict;
 using etrt::python::registry_list;
+using etrt::python::text_from_python;
+using etrt::python::text_to_python;
+using etrt::python::texts_to_python;
 
 namespace {
 
@@ -91,6 +95,22 @@ py::dict method_info_dict(const et_method_info& info) {
   return d;
 }
 
+// A Python int as the int64 an integer scalar is (ExecuTorch's Int), refused by name when it does not fit.
+int64_t int64_input(py::handle item, size_t input) {
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+  if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) {
+    const auto bits = item.attr("bit_length")().cast<size_t>();
+    // str() of a huge int is slow, and refused past sys.get_int_max_str_digits().
+    const std::string shown = bits <= 1024 ? py::str(item).cast<std::string>()
+                                           : "an integer of " + std::to_string(bits) + " bits";
+    raise_error(ET_ERR_INVALID_ARGUMENT, "input " + std::to_string(input) + ": " + shown +
+                                             " is out of range: integer inputs are int64 (-2**63 .. 2**63-1)");
+  }
+  return value;
+}
+
 // A loaded method; executions of one method are serialised, the GIL is
 // released while the runtime computes (and while waiting for the method).
 struct PyMethod {
@@ -121,7 +141,7 @@ struct PyMethod {
         v.as_int = item.cast<bool>() ? 1 : 0;
       } else if (py::isinstance<py::int_>(item)) {
         v.tag = ET_VALUE_INT;
-        v.as_int = item.cast<int64_t>();
+        v.as_int = int64_input(item, i);
       } else if (py::isinstance<py::float_>(item)) {
         v.tag = ET_VALUE_DOUBLE;
         v.as_double = item.cast<double>();
@@ -194,7 +214,7 @@ struct PyMethod {
       case ET_VALUE_INT: return py::int_(v.as_int);
       case ET_VALUE_BOOL: return py::bool_(v.as_int != 0);
       case ET_VALUE_DOUBLE: return py::float_(v.as_double);
-      case ET_VALUE_STRING: return py::str(static_cast<const char*>(v.items), v.count);
+      case ET_VALUE_STRING: return text_to_python(std::string_view(static_cast<const char*>(v.items), v.count));
       case ET_VALUE_TENSOR: return tensor_output(v.tensor);
       case ET_VALUE_INT_LIST: {
         py::list items;
@@ -280,14 +300,22 @@ PYBIND11_MODULE(_etrt, m) {
             self.add_data_bytes(info.ptr, size, origin);
           },
           py::arg("data"), py::arg("origin") = "(data bytes)")
-      .def_property_readonly("method_names", &etrt::Program::method_names)
-      .def("method_info", [](const etrt::Program& p, const std::string& name) { return method_info_dict(p.method_info(name)); })
-      .def("io_info", [](const etrt::Program& p, const std::string& name, bool output, size_t index) {
-        return value_info_dict(p.io_info(name, output, index));
+      // Method, operator and delegate names: see text.h (surrogateescape both ways).
+      .def_property_readonly("method_names", [](const etrt::Program& p) { return texts_to_python(p.method_names()); })
+      .def("method_info", [](const etrt::Program& p, py::handle name) {
+        return method_info_dict(p.method_info(text_from_python(name, "method name")));
       })
-      .def("operators", &etrt::Program::operators)
-      .def("delegates", &etrt::Program::delegates)
-      .def("load_method", [](const etrt::Program& p, const std::string& name) {
+      .def("io_info", [](const etrt::Program& p, py::handle name, bool output, size_t index) {
+        return value_info_dict(p.io_info(text_from_python(name, "method name"), output, index));
+      })
+      .def("operators", [](const etrt::Program& p, py::handle name) {
+        return texts_to_python(p.operators(text_from_python(name, "method name")));
+      })
+      .def("delegates", [](const etrt::Program& p, py::handle name) {
+        return texts_to_python(p.delegates(text_from_python(name, "method name")));
+      })
+      .def("load_method", [](const etrt::Program& p, py::handle method_name) {
+        const std::string name = text_from_python(method_name, "method name");
         etrt::Method method = [&] {
           py::gil_scoped_release release;  // may load plugins and initialise delegates
           return p.load_method(name);

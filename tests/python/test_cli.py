@@ -383,31 +383,30 @@ def op_add_run(out_dir, *extra, **kwargs):
                *extra, **kwargs)
 
 
-def file_size_limit(limit):
+def op_add_run_with_file_size_limit(out_dir, limit):
+    """op_add_run with RLIMIT_FSIZE set in the child (Python's subprocess restores SIGXFSZ's default there)."""
     def set_limit():
         import resource
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    return set_limit
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
+    return subprocess.run([str(ETRT), "run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
+                           "--output-dir", str(out_dir)], capture_output=True, text=True, env=env, timeout=60,
+                          preexec_fn=set_limit)
 
 
 def test_an_output_that_does_not_fit_leaves_no_truncated_file(tmp_path):
     # The file size limit (ulimit -f) fails the write part way: once SIGXFSZ killed the command and a
-    # 100-byte output_0.npy stayed behind. Python's subprocess restores SIGXFSZ's default in the child.
+    # 100-byte output_0.npy stayed behind.
     out = tmp_path / "out"
     out.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ETRT_")}
-    result = subprocess.run([str(ETRT), "run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
-                             "--output-dir", str(out)], capture_output=True, text=True, env=env, timeout=60,
-                            preexec_fn=file_size_limit(100))
+    result = op_add_run_with_file_size_limit(out, 100)
     assert result.returncode == 1, (result.returncode, result.stderr)
     assert f"{out}/output_0.npy: cannot write: File too large (nothing written: no file left behind)" in result.stderr
     assert list(out.iterdir()) == []  # neither the output nor a temporary file
     # An earlier complete output stays as it was when a new one cannot be written.
     assert op_add_run(out).returncode == 0
     before = (out / "output_0.npy").read_bytes()
-    result = subprocess.run([str(ETRT), "run", str(MODELS / "op_add" / "portable.pte"), "--iterations", "1",
-                             "--output-dir", str(out)], capture_output=True, text=True, env=env, timeout=60,
-                            preexec_fn=file_size_limit(100))
+    result = op_add_run_with_file_size_limit(out, 100)
     assert result.returncode == 1 and "its old contents are kept" in result.stderr, result.stderr
     assert (out / "output_0.npy").read_bytes() == before
     assert [p.name for p in out.iterdir()] == ["output_0.npy"]

@@ -218,6 +218,10 @@ std::string BlobParser::read_quantization(uint32_t index, const fb::TensorValue&
   using Q = fb::Quantization;
   const char* type_name = fb::EnumNameElementType(t.element_type());
   std::string type_text = type_name[0] ? type_name : "type " + std::to_string(static_cast<int>(t.element_type()));
+  if (std::string e = union_table_present(q.quantization(), q.quantization_type(), fb::EnumNameQuantization, label,
+                                          "quantization");
+      !e.empty())
+    return e;
   switch (q.quantization_type()) {
     case Q::PerTensor: {
       const fb::PerTensor* p = q.quantization_as_PerTensor();
@@ -301,11 +305,15 @@ std::string BlobParser::read_values() {
     const fb::Value* fv = values->Get(i);
     const fb::TensorValue* t = nullptr;
     const fb::QuantizedTensorValue* q = nullptr;
+    if (std::string e = union_table_present(fv->kind(), fv->kind_type(), fb::EnumNameValueKind,
+                                            "value " + std::to_string(i), "kind");
+        !e.empty())
+      return e;
     switch (fv->kind_type()) {
       case fb::ValueKind::TensorValue: t = fv->kind_as_TensorValue(); break;
       case fb::ValueKind::QuantizedTensorValue:
         q = fv->kind_as_QuantizedTensorValue();
-        t = q != nullptr ? q->base() : nullptr;  // a union may name its kind and hold nothing
+        t = q->base();
         break;
       default:
         return "value " + std::to_string(i) + " has no tensor (value kind " +

@@ -243,8 +243,10 @@ std::string BlobParser::read_nodes() {
   g->nodes.resize(nodes->size());
   for (uint32_t i = 0; i < nodes->size(); ++i) {
     const fb::Node* fn = nodes->Get(i);
-    if (fn->op() == nullptr && fn->op_type() != fb::Operation::NONE)
-      return "node " + std::to_string(i) + " has an operation type but no table";
+    if (std::string e = union_table_present(fn->op(), fn->op_type(), fb::EnumNameOperation,
+                                            "node " + std::to_string(i), "operation");
+        !e.empty())
+      return e;
     if (std::string e = read_node(i, fn); !e.empty()) return e;
   }
   // Order: every input defined before use, every value produced once.

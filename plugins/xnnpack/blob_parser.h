@@ -34,6 +34,18 @@ struct BlobParser {
     return "value " + std::to_string(index) + " (id " + std::to_string(g->values[index].id) + ")";
   }
 
+  // A union is a type beside an offset to that member's table, and the flatbuffer verifier accepts the type
+  // without the table (a null offset). Every union of the blob (a value's kind, a quantized value's
+  // quantization, a node's operation) is checked here before any of its members is read.
+  template <typename Kind>
+  static std::string union_table_present(const void* table, Kind kind, const char* (*kind_name)(Kind),
+                                         const std::string& holder, const char* field) {
+    if (kind == Kind::NONE || table != nullptr) return "";
+    const char* name = kind_name(kind);
+    return holder + ": its " + field + " is " + (name[0] ? std::string(name) : "type " + std::to_string(int(kind))) +
+           " but holds no table";
+  }
+
   template <typename T>
   static std::vector<uint32_t> to_list(const flatbuffers::Vector<T>* v) {
     std::vector<uint32_t> out;

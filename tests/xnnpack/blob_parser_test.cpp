@@ -595,3 +595,63 @@ TEST(XnnpackBlobNodes, Fp16ValuesAreComputedInFp32) {
   EXPECT_EQ(weights.f32()[0], 1.5f);
   EXPECT_EQ(weights.f32()[31], -2.0f);
 }
+
+namespace {
+
+// input [2,4] -> Convert to a quantized value whose union names `kind` but holds no table -> Convert -> output.
+Parsed quantization_without_table(fb::Quantization kind) {
+  Builder g;
+  g.num_externals = 2;
+  fb::ElementType type = kind == fb::Quantization::PerTensor         ? fb::ElementType::qint8
+                         : kind == fb::Quantization::PerChannel      ? fb::ElementType::qcint8
+                         : kind == fb::Quantization::PerTokenDynamic ? fb::ElementType::qdint8
+                                                                     : fb::ElementType::qbint4;
+  g.tensor({2, 4}, 0, 0, 1);
+  g.quantized({2, 4}, 1, type, flatbuffers::Offset<void>(), kind);
+  g.tensor({2, 4}, 2, 1, 2);
+  g.unary(fb::Operation::Convert, 0, 1);
+  g.unary(fb::Operation::Convert, 1, 2);
+  return parse(g.finish());
+}
+
+}  // namespace
+
+// The flatbuffer verifier accepts a union whose type names a member while the member's table is absent; each
+// union of the blob (a value's kind, a quantized value's quantization, a node's operation) refuses that by name.
+TEST(XnnpackBlobUnions, QuantizationTypeWithoutItsTableIsRefused) {
+  for (fb::Quantization kind : {fb::Quantization::PerTensor, fb::Quantization::PerChannel,
+                                fb::Quantization::PerTokenDynamic, fb::Quantization::PerChannelGroup}) {
+    Parsed p = quantization_without_table(kind);
+    EXPECT_FALSE(p.unsupported) << fb::EnumNameQuantization(kind);
+    EXPECT_THAT(p.error, HasSubstr(std::string("value 1 (id 1): its quantization is ") +
+                                   fb::EnumNameQuantization(kind) + " but holds no table"));
+  }
+}
+
+TEST(XnnpackBlobUnions, ValueKindWithoutItsTableIsRefused) {
+  for (fb::ValueKind kind : {fb::ValueKind::TensorValue, fb::ValueKind::QuantizedTensorValue}) {
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.values.push_back(fb::CreateValue(g.b, kind, flatbuffers::Offset<void>()));
+    g.tensor({2}, 2, 1, 2);
+    g.unary(fb::Operation::Copy, 0, 2);
+    EXPECT_THAT(parse(g.finish()).error,
+                HasSubstr(std::string("value 1: its kind is ") + fb::EnumNameValueKind(kind) + " but holds no table"));
+  }
+}
+
+TEST(XnnpackBlobUnions, EveryOperationWithoutItsTableIsRefused) {
+  for (int k = 1; k <= static_cast<int>(fb::Operation::MAX); ++k) {
+    auto op = static_cast<fb::Operation>(k);
+    Builder g;
+    g.num_externals = 2;
+    g.tensor({2}, 0, 0, 1);
+    g.tensor({2}, 1, 1, 2);
+    g.node(op, flatbuffers::Offset<void>());
+    Parsed p = parse(g.finish());
+    EXPECT_THAT(p.error, HasSubstr(std::string("node 0: its operation is ") + fb::EnumNameOperation(op) +
+                                   " but holds no table"));
+    EXPECT_FALSE(p.unsupported) << fb::EnumNameOperation(op);
+  }
+}

@@ -142,7 +142,10 @@ void Delegate::make_segments() {
         if (outside && std::find(seg.inputs.begin(), seg.inputs.end(), v) == seg.inputs.end()) seg.inputs.push_back(v);
       }
       uint32_t out = graph_.nodes[i].output;
-      bool needed = graph_.values[out].io == kFlagOutput || !seg.xnnpack;
+      // A value no node reads and no delegate output is still computed (as ExecuTorch does): it leaves its runtime
+      // into a plugin-owned buffer, because XNNPACK drops a value nothing consumes and its node then has no
+      // output memory (an assertion at setup in Debian's XNNPACK).
+      bool needed = graph_.values[out].io == kFlagOutput || !seg.xnnpack || consumers_[out].empty();
       for (uint32_t c : consumers_[out]) needed = needed || segment_of_[c] != static_cast<int32_t>(s);
       if (needed) seg.outputs.push_back(out);
     }

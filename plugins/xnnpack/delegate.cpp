@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
+
+#include "invalid_operation.h"
 
 namespace etrt::xnn {
 namespace {
@@ -142,9 +145,8 @@ void Delegate::make_segments() {
         if (outside && std::find(seg.inputs.begin(), seg.inputs.end(), v) == seg.inputs.end()) seg.inputs.push_back(v);
       }
       uint32_t out = graph_.nodes[i].output;
-      // A value no node reads and no delegate output is still computed (as ExecuTorch does): it leaves its runtime
-      // into a plugin-owned buffer, because XNNPACK drops a value nothing consumes and its node then has no
-      // output memory (an assertion at setup in Debian's XNNPACK).
+      // A value no node reads (and no delegate output) leaves its runtime into a plugin-owned buffer: XNNPACK drops
+      // a value nothing consumes, and its node then has no output memory (an assertion at setup in Debian's).
       bool needed = graph_.values[out].io == kFlagOutput || !seg.xnnpack || consumers_[out].empty();
       for (uint32_t c : consumers_[out]) needed = needed || segment_of_[c] != static_cast<int32_t>(s);
       if (needed) seg.outputs.push_back(out);
@@ -563,6 +565,7 @@ et_error* Delegate::execute_fp32(et_exec_context* ctx, et_value* const* args, si
   // take the plugin's reference code. One pass over each input decides (constants were checked at init); an
   // infinity alone keeps XNNPACK when the nodes reading it cannot make NaN of it (an attention mask's -inf).
   bool reference = !constants_finite_ && !graph_.quantized;
+  bool infinity_kept = false;  // an input infinity stays on XNNPACK (infinity_risk)
   for (size_t k = 0; k < graph_.inputs.size() && !reference; ++k) {
     size_t count = numel(input_shapes[k]);
     const auto* data = static_cast<const float*>(tensors[graph_.inputs[k]]->data);
@@ -577,11 +580,17 @@ et_error* Delegate::execute_fp32(et_exec_context* ctx, et_value* const* args, si
       // Convert saturates them as ExecuTorch's own XNNPACK does, so no reference run.
     } else if (!is_finite_data(data, count)) {
       NonFinite found = find_non_finite(data, count);
+      infinity_kept = true;
       reference = found.nan || (found.positive_infinity && infinity_risk_[k].positive) ||
                   (found.negative_infinity && infinity_risk_[k].negative);
     }
   }
   if (reference) return execute_reference(input_shapes, tensors, traced);
+  // A NaN made inside the graph from finite inputs is clamped away by Debian's XNNPACK, the invalid operation that
+  // made it is not: such a run is done again by the reference code (invalid_operation.h). Not watched with an
+  // input infinity kept on XNNPACK: Softmax's exp raises invalid operations on -inf and still gives the right 0.
+  std::optional<InvalidOperationWatch> nan_watch;
+  if (!graph_.quantized && !infinity_kept) nan_watch.emplace();
 
   et_service_lease lease{};
   lease.struct_size = sizeof lease;
@@ -679,6 +688,10 @@ et_error* Delegate::execute_fp32(et_exec_context* ctx, et_value* const* args, si
       return host_.error(ET_ERR_INTERNAL, std::string("XnnpackBackend: xnn_invoke_runtime failed: ") + status_name(st));
     if (traced != nullptr) trace_runtime(traced, s, start);
     stats_.xnnpack_invocations.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (nan_watch && nan_watch->raised()) {
+    stats_.nan_reruns.fetch_add(1, std::memory_order_relaxed);
+    return execute_reference(input_shapes, tensors, traced);
   }
   stats_.executes.fetch_add(1, std::memory_order_relaxed);
   return nullptr;

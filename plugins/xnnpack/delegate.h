@@ -48,7 +48,8 @@ struct Stats {
   std::atomic<uint64_t> xnnpack_invocations{0};
   std::atomic<uint64_t> plugin_node_runs{0};
   std::atomic<uint64_t> setups{0};
-  std::atomic<uint64_t> reference_runs{0};  // runs with non-finite or empty inputs (execute_reference)
+  std::atomic<uint64_t> reference_runs{0};  // runs by execute_reference (non-finite or empty inputs, nan_reruns)
+  std::atomic<uint64_t> nan_reruns{0};      // XNNPACK runs that raised an invalid operation, done again
 };
 
 class Delegate {

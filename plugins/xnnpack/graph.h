@@ -63,9 +63,12 @@ inline bool is_quantized(DType type) { return type != DType::fp32; }
 
 const char* op_name(Op op);
 
-// Node kinds Debian's XNNPACK has no subgraph node for: the plugin runs them.
+// Node kinds the plugin runs: Debian's XNNPACK has no subgraph node for them, or (Divide) its kernel divides the
+// masked-off lanes of a tail too, 0 / 0, an invalid operation on every run that would hide the one that makes a
+// real NaN (invalid_operation.h).
 inline bool runs_in_plugin_op(Op op) {
   switch (op) {
+    case Op::Divide:
     case Op::Transpose: case Op::BatchMatMul: case Op::Concat: case Op::Slice: case Op::Copy:
     case Op::Tanh: case Op::Gelu: case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos:
     case Op::ReciprocalSquareRoot: case Op::DynamicFullyConnected: case Op::QuantizedFullyConnected:

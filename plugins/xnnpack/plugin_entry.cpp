@@ -61,7 +61,9 @@ void report(const Delegate& d) {
                      std::to_string(s.executes.load()) + ", \"plans_built\": " + std::to_string(s.plans_built.load()) +
                      ", \"xnnpack_invocations\": " + std::to_string(s.xnnpack_invocations.load()) +
                      ", \"plugin_node_runs\": " + std::to_string(s.plugin_node_runs.load()) +
-                     ", \"setups\": " + std::to_string(s.setups.load()) + ", \"graph\": \"" + d.summary() +
+                     ", \"setups\": " + std::to_string(s.setups.load()) +
+                     ", \"reference_runs\": " + std::to_string(s.reference_runs.load()) +
+                     ", \"nan_reruns\": " + std::to_string(s.nan_reruns.load()) + ", \"graph\": \"" + d.summary() +
                      "\", \"nodes\": " + d.node_kinds_json();
   std::string ignored;
   if (const Library* lib = library(&ignored)) {

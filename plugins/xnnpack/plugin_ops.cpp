@@ -325,6 +325,22 @@ void reference_binary(const Node& n, const OperandView& a, const OperandView& b,
   apply_clamp(n, out, count);
 }
 
+// Divide with the fused range; one operand the output's size or a scalar runs in parallel, any other broadcast
+// takes reference_binary.
+void divide(const Node& n, const OperandView& a, const OperandView& b, float* out, const Shape& out_shape,
+            const Parallel& parallel) {
+  size_t count = numel(out_shape), na = numel(*a.shape), nb = numel(*b.shape);
+  if ((na != count && na != 1) || (nb != count && nb != 1)) {
+    reference_binary(n, a, b, out, out_shape, [](float x, float y) { return x / y; });
+    return;
+  }
+  size_t step_a = na == 1 ? 0 : 1, step_b = nb == 1 ? 0 : 1;
+  parallel.run(count, 16384, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) out[i] = a.data[i * step_a] / b.data[i * step_b];
+    apply_clamp(n, out + begin, end - begin);
+  });
+}
+
 void reference_softmax(const OperandView& x, float* out) {
   size_t inner = x.shape->empty() ? 1 : x.shape->back();
   size_t rows = inner == 0 ? 0 : numel(*x.shape) / inner;
@@ -545,6 +561,7 @@ std::string run_plugin_node(const Node& n, const std::vector<OperandView>& in, f
     case Op::Cos: unary_array(n, in[0].data, out, count, parallel, vm::vcos); return "";
     case Op::ReciprocalSquareRoot: unary_array(n, in[0].data, out, count, parallel, vm::vrsqrt); return "";
     case Op::ConvTranspose2d: transposed_convolution(n, in[0], in[1], in[2], out, out_shape, parallel); return "";
+    case Op::Divide: divide(n, in[0], in[1], out, out_shape, parallel); return "";
     default:
       return std::string("the plugin has no implementation of ") + op_name(n.op);
   }

@@ -10,12 +10,24 @@
  *
  * Each call flattens its (tiled) index space into one range of tiles and lets
  * parallel_for split that; a body decodes a flat tile number back into the
- * task's arguments. */
+ * task's arguments.
+ *
+ * Floating-point "invalid operation" flags raised by a call's tasks, on any
+ * worker, are raised on the calling thread when the call returns, as if the
+ * tasks had run there (the workers' own flags are left as they were). An
+ * invalid operation is how a NaN is born (inf - inf, 0 * inf, 0 / 0) and what
+ * a min/max instruction signals when it meets a NaN; the XNNPACK delegate
+ * reads the flag after a run to find NaN that Debian's XNNPACK clamped away
+ * (delegate.cpp). */
+#include <fenv.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
+#define MXCSR_INVALID 0x0001u    /* the invalid-operation flag */
+#define MXCSR_FLAGS 0x003Fu      /* every exception flag */
+#define MXCSR_FTZ_DAZ 0x8040u
 #endif
 
 #include "threadpool/pthreadpool_handle.h"
@@ -36,6 +48,7 @@ typedef struct {
   void* context;
   uint32_t flags;
   uint32_t uarch; /* the _with_uarch calls' uarch index */
+  int invalid;    /* some task raised an invalid operation (written by any worker, atomically) */
 } Call;
 
 enum {
@@ -96,19 +109,35 @@ static void run_tile(const Call* call, size_t flat) {
   }
 }
 
+/* Runs tiles with this thread's exception flags cleared; records an invalid operation in the call and puts the
+ * thread's floating-point state back as it was. */
 static void run_tiles(void* context, size_t begin, size_t end) {
-  const Call* call = (const Call*)context;
+  Call* call = (Call*)context;
+  int invalid;
 #if defined(__x86_64__) || defined(__i386__)
+  const unsigned saved = _mm_getcsr();
   /* As pthreadpool does for this flag: flush-to-zero and denormals-are-zero while the tasks run. */
-  unsigned saved = 0;
-  if (call->flags & FLAG_DISABLE_DENORMALS) {
-    saved = _mm_getcsr();
-    _mm_setcsr(saved | 0x8040u);
-  }
-#endif
+  _mm_setcsr((saved & ~MXCSR_FLAGS) | ((call->flags & FLAG_DISABLE_DENORMALS) ? MXCSR_FTZ_DAZ : 0u));
   for (size_t flat = begin; flat < end; ++flat) run_tile(call, flat);
+  invalid = (_mm_getcsr() & MXCSR_INVALID) != 0;
+  _mm_setcsr(saved);
+#else
+  fexcept_t saved;
+  fegetexceptflag(&saved, FE_INVALID);
+  feclearexcept(FE_INVALID);
+  for (size_t flat = begin; flat < end; ++flat) run_tile(call, flat);
+  invalid = fetestexcept(FE_INVALID) != 0;
+  fesetexceptflag(&saved, FE_INVALID);
+#endif
+  if (invalid) __atomic_store_n(&call->invalid, 1, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's flag, raised without a trap (a trap would have fired in the task already). */
+static void raise_invalid_here(void) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (call->flags & FLAG_DISABLE_DENORMALS) _mm_setcsr(saved);
+  _mm_setcsr(_mm_getcsr() | MXCSR_INVALID);
+#else
+  feraiseexcept(FE_INVALID);
 #endif
 }
 
@@ -126,10 +155,12 @@ static void dispatch(struct pthreadpool* pool, Call* call) {
     total *= call->tiles[d];
   }
   const et_host_api* host = host_of(pool);
+  call->invalid = 0;
   if (host == NULL || total == 1)
     run_tiles(call, 0, total);
   else
     host->parallel_for(total, 1, run_tiles, call);
+  if (__atomic_load_n(&call->invalid, __ATOMIC_RELAXED)) raise_invalid_here();
 }
 
 SHIM_EXPORT size_t pthreadpool_get_threads_count(struct pthreadpool* pool) {

@@ -39,13 +39,21 @@ bool write_all(int fd, std::string_view bytes, int* error) {
   return true;
 }
 
+// `path` without trailing "/" and "/." : with them, lstat and O_NOFOLLOW would follow a link in the last
+// component ("planted/"), which is what the owner check looks at.
+std::string without_trailing_separators(std::string path) {
+  while (path.size() > 1 && (path.back() == '/' || (path.size() > 2 && path.ends_with("/.")))) path.pop_back();
+  return path;
+}
+
 }  // namespace
 
 OutputDirectory::~OutputDirectory() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool OutputDirectory::open(const std::string& path, bool create_missing, std::string* error) {
+bool OutputDirectory::open(const std::string& given, bool create_missing, std::string* error) {
+  const std::string path = without_trailing_separators(given);
   struct stat link {};
   if (::lstat(path.c_str(), &link) != 0) {
     if (!create_missing) {

@@ -471,9 +471,11 @@ def test_an_output_dir_that_is_another_users_link_is_refused(tmp_path):
     planted = tmp_path / "planted"
     planted.symlink_to(elsewhere)
     os.lchown(planted, 54321, 54321)
-    result = op_add_run(planted)
-    assert result.returncode == 1
-    assert f"--output-dir {planted}: is a symbolic link owned by another user (uid 54321)" in result.stderr, result.stderr
+    for spelling in (str(planted), f"{planted}/", f"{planted}//.", f"{planted}/./"):  # a trailing / follows a link
+        result = op_add_run(spelling)
+        assert result.returncode == 1, spelling
+        assert f"--output-dir {planted}: is a symbolic link owned by another user (uid 54321)" in result.stderr, \
+            result.stderr
     assert list(elsewhere.iterdir()) == []
 
 

@@ -245,8 +245,13 @@ class DependencyWalk {
     std::vector<std::string> searched;
     for (const SearchStep& step : search_steps(chain_of(requester), env_)) {
       if (step.kind == SearchStep::kLdCache) {
-        std::string ignored;  // the loader skips a cache it cannot read, and so does this search
-        for (const LdCacheEntry& entry : ld_cache_lookup(name, step.directory, &ignored))
+        // The loader passes over a cache it does not understand, and so does this search; one that
+        // cannot be read now (no descriptor or memory left) leaves the loader's choice unknown.
+        LdCacheAnswer cache = ld_cache_lookup(name, step.directory);
+        if (!cache.unreadable.empty())
+          return refuse(needs(requester, name) + ", and the dynamic loader's cache cannot be read now: " +
+                        cache.unreadable);
+        for (const LdCacheEntry& entry : cache.entries)
           if (!try_candidate(requester, name, entry.path, step.source, !entry.cpu_specific, found)) return false;
       } else {
         if (step.directory.empty() || step.directory[0] != '/')

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -154,11 +155,16 @@ bool same_file(const CachedFile& cached, const struct stat& st) {
 
 }  // namespace
 
-std::vector<LdCacheEntry> ld_cache_lookup(const std::string& soname, const std::string& path, std::string* error) {
+LdCacheAnswer ld_cache_lookup(const std::string& soname, const std::string& path) {
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<const CachedFile>> files;
+  LdCacheAnswer answer;
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) answer.unreadable = "cannot examine " + path + ": " + std::strerror(errno);
+    return answer;
+  }
+  if (!S_ISREG(st.st_mode)) return answer;
   std::shared_ptr<const CachedFile> file;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -167,9 +173,10 @@ std::vector<LdCacheEntry> ld_cache_lookup(const std::string& soname, const std::
   }
   if (file == nullptr) {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+      answer.unreadable = "cannot open " + path + ": " + std::strerror(errno);
       if (fd >= 0) ::close(fd);
-      return {};
+      return answer;
     }
     auto fresh = std::make_shared<CachedFile>();
     fresh->device = st.st_dev;
@@ -177,10 +184,15 @@ std::vector<LdCacheEntry> ld_cache_lookup(const std::string& soname, const std::
     fresh->size = st.st_size;
     fresh->modified = st.st_mtim;
     size_t size = static_cast<size_t>(st.st_size);
-    void* map = size == 0 ? MAP_FAILED : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-      fresh->cache.error = size == 0 ? "the file is empty" : "cannot map the file";
+    if (size == 0) {
+      fresh->cache.error = "the file is empty";
     } else {
+      void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map == MAP_FAILED) {  // not remembered: it may work next time
+        answer.unreadable = "cannot map " + path + ": " + std::strerror(errno);
+        ::close(fd);
+        return answer;
+      }
       parse_ld_cache(static_cast<const uint8_t*>(map), size, &fresh->cache);
       ::munmap(map, size);
     }
@@ -190,11 +202,12 @@ std::vector<LdCacheEntry> ld_cache_lookup(const std::string& soname, const std::
     file = std::move(fresh);
   }
   if (!file->cache.error.empty()) {
-    *error = path + ": " + file->cache.error;
-    return {};
+    answer.unusable = path + ": " + file->cache.error;
+    return answer;
   }
   auto found = file->cache.libraries.find(soname);
-  return found == file->cache.libraries.end() ? std::vector<LdCacheEntry>{} : found->second;
+  if (found != file->cache.libraries.end()) answer.entries = found->second;
+  return answer;
 }
 
 }  // namespace etrt::loader

@@ -30,9 +30,19 @@ struct LdCache {
 // corrupt file gives an error, never a crash. False with out->error set.
 bool parse_ld_cache(const uint8_t* data, size_t size, LdCache* out);
 
+struct LdCacheAnswer {
+  std::vector<LdCacheEntry> entries;
+  // The file exists but is not a cache this reader understands: the dynamic
+  // loader passes over such a file, and so may the search.
+  std::string unusable;
+  // The file could not be read now (opening or mapping it failed, e.g. no file
+  // descriptor or memory left): what the loader would find is not known.
+  std::string unreadable;
+};
+
 // The entries for `soname` in the cache file at `path`, which is read again only
 // when it changes (device, inode, size, modification time). A missing file has
 // no entries and no error (the loader then uses its default directories).
-std::vector<LdCacheEntry> ld_cache_lookup(const std::string& soname, const std::string& path, std::string* error);
+LdCacheAnswer ld_cache_lookup(const std::string& soname, const std::string& path);
 
 }  // namespace etrt::loader

@@ -5,8 +5,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -161,9 +163,10 @@ TEST(LdCache, CorruptCachesAreErrorsNotCrashes) {
 }
 
 TEST(LdCache, LookupOfAMissingFileFindsNothingWithoutError) {
-  std::string error;
-  EXPECT_TRUE(ld_cache_lookup("libc.so.6", "/nonexistent/etrt/ld.so.cache", &error).empty());
-  EXPECT_EQ(error, "");
+  LdCacheAnswer answer = ld_cache_lookup("libc.so.6", "/nonexistent/etrt/ld.so.cache");
+  EXPECT_TRUE(answer.entries.empty());
+  EXPECT_EQ(answer.unusable, "");
+  EXPECT_EQ(answer.unreadable, "");
 }
 
 TEST(LdCache, LookupRereadsAChangedFile) {
@@ -173,15 +176,42 @@ TEST(LdCache, LookupRereadsAChangedFile) {
   close(fd);
   Bytes first = new_format({{kHostFlags, "libz.so.1", "/first/libz.so.1"}});
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(first.data()), first.size());
-  std::string error;
-  ASSERT_EQ(ld_cache_lookup("libz.so.1", path, &error).at(0).path, "/first/libz.so.1") << error;
+  LdCacheAnswer first_answer = ld_cache_lookup("libz.so.1", path);
+  ASSERT_EQ(first_answer.entries.size(), 1u) << first_answer.unusable << first_answer.unreadable;
+  EXPECT_EQ(first_answer.entries[0].path, "/first/libz.so.1");
   Bytes second = new_format({{kHostFlags, "libz.so.1", "/second/longer/libz.so.1"}});
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(second.data()), second.size());
-  EXPECT_EQ(ld_cache_lookup("libz.so.1", path, &error).at(0).path, "/second/longer/libz.so.1");
+  EXPECT_EQ(ld_cache_lookup("libz.so.1", path).entries.at(0).path, "/second/longer/libz.so.1");
   std::ofstream(path, std::ios::trunc) << "garbage";
-  EXPECT_TRUE(ld_cache_lookup("libz.so.1", path, &error).empty());
-  EXPECT_THAT(error, HasSubstr("unknown magic"));
+  LdCacheAnswer garbage = ld_cache_lookup("libz.so.1", path);
+  EXPECT_TRUE(garbage.entries.empty());
+  EXPECT_THAT(garbage.unusable, HasSubstr("unknown magic"));
+  EXPECT_EQ(garbage.unreadable, "");
+  unlink(path);
+}
+
+TEST(LdCacheDeathTest, FileThatCannotBeOpenedNowIsUnreadableNotEmpty) {
+  char path[] = "/tmp/etrt_ld_cache_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  Bytes bytes = new_format(kEntries);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  EXPECT_EXIT(
+      {
+        int next = dup(0);  // the lowest free descriptor: none at or above it may be opened
+        close(next);
+        struct rlimit limit;
+        limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(next);
+        setrlimit(RLIMIT_NOFILE, &limit);
+        LdCacheAnswer answer = ld_cache_lookup("libz.so.1", path);
+        bool said = answer.entries.empty() && answer.unusable.empty() &&
+                    answer.unreadable.find(std::strerror(EMFILE)) != std::string::npos;
+        if (!said) std::fprintf(stderr, "unreadable: '%s'\n", answer.unreadable.c_str());
+        std::_Exit(said ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
   unlink(path);
 }
 
@@ -206,17 +236,15 @@ TEST(LdCache, AgreesWithLdconfigOnThisSystem) {
     size_t name_start = line.find_first_not_of(" \t");
     std::string soname = line.substr(name_start, tag - 1 - name_start);
     std::string path = line.substr(arrow + 4);
-    std::string error;
-    std::vector<LdCacheEntry> found = ld_cache_lookup(soname, "/etc/ld.so.cache", &error);
-    ASSERT_EQ(error, "");
+    LdCacheAnswer answer = ld_cache_lookup(soname, "/etc/ld.so.cache");
+    ASSERT_EQ(answer.unusable + answer.unreadable, "");
     bool listed = false;
-    for (const LdCacheEntry& entry : found) listed |= entry.path == path;
+    for (const LdCacheEntry& entry : answer.entries) listed |= entry.path == path;
     EXPECT_TRUE(listed) << soname << " => " << path << " is not in what this reader found";
     ++compared;
   }
   EXPECT_GT(compared, 10u);
-  std::string error;
-  EXPECT_FALSE(ld_cache_lookup("libc.so.6", "/etc/ld.so.cache", &error).empty());
+  EXPECT_FALSE(ld_cache_lookup("libc.so.6", "/etc/ld.so.cache").entries.empty());
 }
 
 }  // namespace

@@ -33,6 +33,12 @@ class Sampler {
   // The index of the largest logit; ties go to the lowest index (as ExecuTorch's sampler).
   static uint64_t argmax(std::span<const float> logits);
 
+  // Changes how tokens are picked; the random stream goes on.
+  void set_options(float temperature, int32_t top_k, float top_p) {
+    config_.temperature = temperature;
+    config_.top_k = top_k;
+    config_.top_p = top_p;
+  }
   // Restarts the random stream from `seed`.
   void reseed(uint64_t seed);
   const SamplerConfig& config() const { return config_; }

@@ -518,10 +518,12 @@ def build_cases(ser):
     def move_over_input(program, plan):
         plan.inputs = [0, 1, 3]  # input 2 is the Int alpha
         plan.chains[0].instructions.append(S.Instruction(S.MoveCall(move_from=0, move_to=3)))
-    semantic("move_tensor_over_scalar_input", OP_ADD, "forward", move_over_input, "input",
-             "input 2: this input is a constant baked into the program",
+    semantic("move_tensor_over_scalar_input", OP_ADD, "forward", move_over_input, "method",
+             "instruction 1 (MoveCall): value 0 (a float32 tensor of rank 2) cannot move into value 3 (an int): a "
+             "move keeps the destination's kind",
              "input 2 is an Int; a MoveCall copies tensor value 0 over it, so after one run the input "
-             "looks like a tensor without a tensor slot; the program's declaration decides (fixed after 04600a8)")
+             "looked like a tensor without a tensor slot (fixed after 04600a8 by the declaration deciding); a move "
+             "that changes a value's kind is now refused when the method loads")
 
     def jump_on_tensor_without_data(program, plan):
         plan.values.append(S.EValue(S.Tensor(
@@ -545,7 +547,148 @@ def build_cases(ser):
              "executorch_prim::floordiv.int(INT64_MIN, -1): the quotient does not fit int64",
              fixed_in="04600a8 (prim_ops.cpp divided INT64_MIN by -1: SIGFPE)")
 
+    add_instruction_operand_cases(S, semantic, OP_ADD, DYN)
     return cases
+
+
+# --------------------------------------------------------------------------
+# Instruction operands, checked once when a method loads (core/src/program/method_verify.cpp): what a built-in
+# op, a move, a free or a jump does to the values it names. Each case adds a few values and instructions at the
+# start of the first chain, so they run before anything else.
+
+def add_instruction_operand_cases(S, semantic, OP_ADD, DYN):
+    def tensor(scalar_type, sizes, data_buffer_idx=0, allocation=None, dynamism=None):
+        return S.EValue(S.Tensor(
+            scalar_type=scalar_type, storage_offset=0, sizes=sizes, dim_order=list(range(len(sizes))),
+            requires_grad=False, layout=0, data_buffer_idx=data_buffer_idx, allocation_info=allocation,
+            shape_dynamism=dynamism or S.TensorShapeDynamism.STATIC, extra_tensor_info=None))
+
+    def planned(offset):
+        return S.AllocationDetails(memory_id=1, memory_offset_low=offset, memory_offset_high=0)
+
+    def append_values(plan, *values):
+        base = len(plan.values)
+        plan.values += list(values)
+        return base
+
+    def operator(plan, name, overload):
+        plan.operators.append(S.Operator(name=name, overload=overload))
+        return len(plan.operators) - 1
+
+    def prepend(plan, *instructions):
+        plan.chains[0].instructions[0:0] = [S.Instruction(i) for i in instructions]
+
+    F32, I64 = S.ScalarType.FLOAT, S.ScalarType.LONG
+
+    # ---- Free
+    def free_constant(program, plan):
+        item = operator(plan, "aten::_local_scalar_dense", "")
+        c = append_values(plan, tensor(F32, [1], data_buffer_idx=1), S.EValue(S.Double(0.0)))
+        prepend(plan, S.FreeCall(value_index=c), S.KernelCall(op_index=item, args=[c, c + 1]))
+    semantic("free_constant", DYN, "forward", free_constant, "method",
+             "instruction 0 (FreeCall): value 20 (a float32 tensor of rank 1) is a constant: its data belongs to the "
+             "program and cannot be freed",
+             "FreeCall on a one-element constant tensor, then aten::_local_scalar_dense reads it: the free cleared "
+             "the constant's data pointer and the op dereferenced NULL (issue 32 D6, SIGSEGV)")
+
+    def free_int(program, plan):
+        prepend(plan, S.FreeCall(value_index=3))
+    semantic("free_not_a_tensor", OP_ADD, "forward", free_int, "method",
+             "instruction 0 (FreeCall): value 3 (an int) is not a tensor",
+             "FreeCall on the Int alpha: the run skipped it silently")
+
+    # ---- Move
+    def move_longer_list(program, plan):
+        view = operator(plan, "executorch_prim::et_view", "default")
+        item = append_values(plan, S.EValue(S.Int(1)))
+        longer = append_values(plan, S.EValue(S.IntList(items=[item] * 64)))
+        a = append_values(plan, S.EValue(S.Int(3)), S.EValue(S.Int(5)))
+        shorter = append_values(plan, S.EValue(S.IntList(items=[a, a + 1])))
+        out = append_values(plan, tensor(F32, [3, 5]))
+        prepend(plan, S.MoveCall(move_from=longer, move_to=shorter), S.KernelCall(op_index=view, args=[0, shorter, out]))
+    semantic("move_longer_list_into_shorter", OP_ADD, "forward", move_longer_list, "method",
+             "instruction 0 (MoveCall): value 5 (an int list of 64 items) cannot move into value 8 (an int list of 2 "
+             "items): a move keeps the destination's length",
+             "MoveCall of a 64-item IntList into a 2-item one that et_view then reads: refreshing the list wrote 64 "
+             "int64 into 2 slots and read 62 item indices past its own (issue 32 D7, issue 31: a heap overflow, SIGSEGV)")
+
+    def move_list_alias(program, plan):
+        add = operator(plan, "executorch_prim::add", "Scalar")
+        view = operator(plan, "executorch_prim::et_view", "default")
+        c = append_values(plan, S.EValue(S.Int(0)), S.EValue(S.Int(5)), S.EValue(S.Int(0)), S.EValue(S.Int(3)))
+        first = append_values(plan, S.EValue(S.IntList(items=[c + 2, c + 3])))  # [i0, 3]; i0 becomes 5
+        d = append_values(plan, S.EValue(S.Int(15)), S.EValue(S.Int(1)))
+        second = append_values(plan, S.EValue(S.IntList(items=[d, d + 1])))  # [15, 1]
+        out = append_values(plan, tensor(F32, [3, 5]))
+        prepend(plan, S.KernelCall(op_index=add, args=[c + 1, c, c + 2]),
+                S.MoveCall(move_from=first, move_to=second),
+                S.KernelCall(op_index=view, args=[0, second, out]))
+        plan.outputs = [2, out]
+    semantic("move_list_alias", OP_ADD, "forward", move_list_alias, "ok", None,
+             "add.Scalar sets an item of list A to 5, MoveCall A into list B of the same length, et_view(x, B): "
+             "B is now A, so the view is [5, 3] (output 1); the executor refreshed B's own items instead and the "
+             "view read A's stale [0, 3] (issue 31)")
+
+    def move_constant(program, plan):
+        prepend(plan, S.MoveCall(move_from=0, move_to=5))
+    semantic("move_constant_tensor", DYN, "forward", move_constant, "method",
+             "instruction 0 (MoveCall): value 0 (a float32 tensor of rank 2) cannot move into value 5 (a float32 "
+             "tensor of rank 2): the source's data belongs to the program",
+             "MoveCall of a constant weight into permute_copy's planned out: the kernel then wrote into the "
+             "program's constant bytes")
+
+    def move_dtype(program, plan):
+        t = append_values(plan, tensor(I64, [3, 5]))
+        prepend(plan, S.MoveCall(move_from=0, move_to=t))
+    semantic("move_tensor_dtype", OP_ADD, "forward", move_dtype, "method",
+             "instruction 0 (MoveCall): value 0 (a float32 tensor of rank 2) cannot move into value 4 (an int64 "
+             "tensor of rank 2): a move keeps the destination's dtype and rank",
+             "MoveCall of a float32 tensor into an int64 one")
+
+    # ---- JumpFalse
+    def jump_on_int(program, plan):
+        prepend(plan, S.JumpFalseCall(cond_value_index=3, destination_instruction=1))
+    semantic("jump_condition_not_bool", OP_ADD, "forward", jump_on_int, "method",
+             "instruction 0 (JumpFalseCall): the condition, value 3 (an int), is neither a bool nor a bool tensor",
+             "JumpFalseCall on the Int alpha: refused only when it ran")
+
+    # ---- built-in ops
+    def view_of_int(program, plan):
+        view = operator(plan, "executorch_prim::et_view", "default")
+        out = append_values(plan, tensor(F32, [3, 5]))
+        prepend(plan, S.KernelCall(op_index=view, args=[0, 3, out]))
+    semantic("prim_operand_kind", OP_ADD, "forward", view_of_int, "method",
+             "instruction 0 (executorch_prim::et_view.default, served by 'etrt (built-in)'): operand 1 is an int, "
+             "expected an int list",
+             "et_view's size operand is an Int: refused only when it ran")
+
+    def sym_size_into_tensor(program, plan):
+        size = operator(plan, "aten::sym_size", "int")
+        dim = append_values(plan, S.EValue(S.Int(0)))
+        plan.chains[0].instructions.append(S.Instruction(S.KernelCall(op_index=size, args=[0, dim, 2])))
+    semantic("prim_out_kind", OP_ADD, "forward", sym_size_into_tensor, "method",
+             "instruction 1 (aten::sym_size.int, served by 'etrt (built-in)'): operand 2 (out) is a float32 tensor "
+             "of rank 2, but the result is an int",
+             "sym_size.int writes its int into the method's output tensor: the run replaced the tensor by an int")
+
+    def view_size_overflow(program, plan):
+        view = operator(plan, "executorch_prim::et_view", "default")
+        gather = operator(plan, "aten::gather", "out")
+        plan.non_const_buffer_sizes = [0, 224]
+        # 7 * 7905747460161236409 = 15 (mod 2^64): the 15 elements of input 0.
+        n = append_values(plan, S.EValue(S.Int(7)), S.EValue(S.Int(7905747460161236409)))
+        size = append_values(plan, S.EValue(S.IntList(items=[n, n + 1])))
+        v = append_values(plan, tensor(F32, [3, 5]))
+        index = append_values(plan, tensor(I64, [2, 1], allocation=planned(192)))  # zeros
+        gathered = append_values(plan, tensor(F32, [2, 1], allocation=planned(208)))
+        flags = append_values(plan, S.EValue(S.Int(1)), S.EValue(S.Bool(False)))
+        prepend(plan, S.KernelCall(op_index=view, args=[0, size, v]),
+                S.KernelCall(op_index=gather, args=[v, flags, index, flags + 1, gathered, gathered]))
+        plan.outputs = [2, gathered]
+    semantic("et_view_size_overflow", OP_ADD, "forward", view_size_overflow, "execute",
+             "size [7, 7905747460161236409]: byte size overflows",
+             "et_view of input 0 (15 elements) as [7, 7905747460161236409], whose product is 15 modulo 2^64; "
+             "gather then read row 1, 7.9e18 elements away (issue 32 D8: a wild read, SIGSEGV)")
 
 
 def main():

@@ -45,6 +45,7 @@ et_error* Method::load(std::shared_ptr<Program> program, const std::string& name
     for (const std::string& m : missing) message += "\n  " + m;
     return make_error(ET_ERR_NOT_FOUND, message);
   }
+  if (et_error* error = method->verify_instructions()) return error;
   if (et_error* error = method->init_delegates()) return error;
   if (plan->inputs())
     for (int32_t i : *plan->inputs()) method->inputs_.push_back(i);
@@ -181,16 +182,19 @@ et_error* Method::init_instructions(Resolver& resolver, std::vector<std::string>
         }
         case pte::InstructionArguments::MoveCall:
           instr.kind = Kind::Move;
+          instr.name = "MoveCall";
           instr.move = {source->instr_args_as_MoveCall()->move_from(), source->instr_args_as_MoveCall()->move_to()};
           break;
         case pte::InstructionArguments::JumpFalseCall: {
           const auto* jump = source->instr_args_as_JumpFalseCall();
           instr.kind = Kind::JumpFalse;
+          instr.name = "JumpFalseCall";
           instr.jump = {jump->cond_value_index(), static_cast<size_t>(jump->destination_instruction())};
           break;
         }
         default:
           instr.kind = Kind::Free;
+          instr.name = "FreeCall";
           instr.freed = source->instr_args_as_FreeCall()->value_index();
           break;
       }

@@ -87,7 +87,7 @@ class Method {
     size_t delegate = 0;              // Delegate: index into delegates_
     MoveOperands move;                // Move
     JumpOperands jump;                // JumpFalse
-    int32_t freed = 0;                // Free: value index
+    int32_t freed = 0;                // Free: value index of a tensor that is no constant (verified at load)
   };
   // Shape storage of a tensor value; the et_tensor points into it.
   struct TensorState {
@@ -129,6 +129,11 @@ class Method {
   et_error* resolve_delegates(Resolver& resolver, std::vector<std::string>* missing);
   et_error* init_delegates();
   et_error* init_instructions(Resolver& resolver, std::vector<std::string>* missing);
+  // method_verify.cpp: what each built-in op, move, free and jump does to the values it names, checked once.
+  et_error* verify_instructions();
+  std::string check_move(const MoveOperands& move) const;
+  std::string check_free(int32_t value) const;
+  std::string check_jump(int32_t condition) const;
   // method_folding.cpp
   et_error* fold_constant_layout_ops();
   // method.cpp: per-instruction kernel states (ABI 1.4), after folding; released by the destructor.

@@ -124,10 +124,10 @@ et_error* Method::run_chains(et_exec_context* context) {
           ++pc;
           break;
         case Kind::Free: {
-          // Planned memory belongs to the plan: freeing releases only data the run attached.
-          Value& freed = values_[instr.freed];
-          if (freed.value.tag == ET_VALUE_TENSOR && freed.tensor != nullptr && !freed.tensor->planned)
-            freed.value.tensor->data = nullptr;
+          // The value's own tensor, never a constant (verify_instructions). Planned memory belongs to the plan:
+          // freeing releases only data the run attached.
+          TensorState& freed = *values_[instr.freed].tensor;
+          if (!freed.planned) freed.tensor.data = nullptr;
           ++pc;
           break;
         }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../error.h"
+#include "checked_size.h"
 #include "etrt/plugin.hpp"
 #include "method.h"
 #include "resource_limits.h"
@@ -90,10 +91,14 @@ et_error* Method::plan_memory() {
     std::string ignored;
     Program::tensor_nbytes(*t, &nbytes, &ignored);  // validated at program load
     uint64_t& end = used[t->allocation_info()->memory_id()];
-    end = std::max<uint64_t>(end, offset_of(*t->allocation_info()) + nbytes);
+    end = std::max<uint64_t>(end, offset_of(*t->allocation_info()) + nbytes);  // inside its buffer: validated
   }
   uint64_t total = 0;
-  for (uint64_t u : used) total += u;
+  for (uint64_t u : used)
+    if (!checked_add(total, u, &total)) {
+      total = UINT64_MAX;  // saturates: far beyond any limit
+      break;
+    }
   if (total > planned_memory_limit())
     return make_error(ET_ERR_OUT_OF_MEMORY, program_->origin() + ": method '" + name_ + "' plans " +
                                                 std::to_string(total) + " bytes of memory, more than the " +
@@ -189,9 +194,12 @@ void Method::init_lists() {
   }
 }
 
+// Through the value, not the slot's own storage: after a Move the value is the source's list (of the same
+// length, verify_instructions), and its items are the ones a kernel reads.
 void Method::materialise(int32_t v) {
-  Value& list = values_[v];
-  for (size_t i = 0; i < list.value.count; ++i) list.ints[i] = values_[list.item_values[i]].value.as_int;
+  const et_value& list = values_[v].value;
+  auto* ints = const_cast<int64_t*>(static_cast<const int64_t*>(list.items));  // some slot's `ints`
+  for (size_t i = 0; i < list.count; ++i) ints[i] = values_[list.value_indices[i]].value.as_int;
 }
 
 // The memory planner gives an input's bytes to later tensors once the input is
@@ -277,9 +285,9 @@ et_error* Method::set_input(size_t index, const et_value& value) {
     same_order = same_order && t.dim_order[i] == (given.dim_order ? given.dim_order[i] : static_cast<uint8_t>(i));
   if (!same_order || (given.strides != nullptr && !plugin::is_dense_in_dim_order(given)))
     return make_error(ET_ERR_NOT_SUPPORTED, where + ": data must be dense in the input's dim order");
-  size_t numel = 1;
-  for (int32_t i = 0; i < t.rank; ++i) numel *= static_cast<size_t>(given.sizes[i]);
-  if (given.data == nullptr && numel > 0) return make_error(ET_ERR_INVALID_ARGUMENT, where + ": tensor has no data");
+  // Within the bound, which passed the same measure at load.
+  const ShapeSize given_shape = measure_shape(given.sizes, static_cast<size_t>(t.rank), dtype_size(t.dtype));
+  if (given.data == nullptr && given_shape.numel > 0) return make_error(ET_ERR_INVALID_ARGUMENT, where + ": tensor has no data");
 
   if (!slot->planned) t.capacity_bytes = slot->bound_bytes;  // an aliased input may grow back to its bound
   if (et_error* error = resize_tensor(&t, given.sizes, static_cast<size_t>(t.rank))) {

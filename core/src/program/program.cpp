@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "../error.h"
+#include "checked_size.h"
 #include "etrt/plugin.hpp"
 
 namespace etrt {
@@ -13,7 +14,11 @@ constexpr size_t kMaxRank = ET_MAX_RANK;
 
 std::string at_value(size_t index) { return "value " + std::to_string(index); }
 
-bool add_overflows(uint64_t a, uint64_t b, uint64_t limit) { return a > limit || b > limit - a; }
+// a + b > limit, without overflowing.
+bool add_overflows(uint64_t a, uint64_t b, uint64_t limit) {
+  uint64_t sum = 0;
+  return !checked_add(a, b, &sum) || sum > limit;
+}
 
 // The verifier checks a vector's 4-byte length field, not that 8-byte elements
 // are 8-byte aligned; flatc always aligns them, a corrupt file need not.
@@ -39,27 +44,14 @@ bool Program::tensor_nbytes(const pte::Tensor& tensor, size_t* nbytes, std::stri
     *error = "rank " + std::to_string(rank) + " exceeds " + std::to_string(kMaxRank);
     return false;
   }
-  size_t total = element;
-  // The product of the sizes other than 0: an empty tensor still gets dense strides, so a zero-size dim
-  // must not hide sizes whose strides overflow int64.
-  uint64_t extent = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    int32_t size = tensor.sizes()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (size < 0) {
-      *error = "negative size " + std::to_string(size) + " at dim " + std::to_string(i);
-      return false;
-    }
-    if (__builtin_mul_overflow(total, static_cast<size_t>(size), &total)) {
-      *error = "byte size overflows";
-      return false;
-    }
-    if (size > 1 && (__builtin_mul_overflow(extent, static_cast<uint64_t>(size), &extent) ||
-                     extent > static_cast<uint64_t>(INT64_MAX))) {
-      *error = "sizes overflow 64-bit strides";
-      return false;
-    }
+  int64_t sizes[kMaxRank];
+  for (size_t i = 0; i < rank; ++i) sizes[i] = tensor.sizes()->Get(static_cast<flatbuffers::uoffset_t>(i));
+  const ShapeSize shape = measure_shape(sizes, rank, element);
+  if (!shape.ok()) {
+    *error = shape.fault_text();
+    return false;
   }
-  *nbytes = total;
+  *nbytes = shape.nbytes;
   return true;
 }
 

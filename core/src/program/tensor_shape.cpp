@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../error.h"
+#include "checked_size.h"
 #include "etrt/plugin.hpp"
 
 namespace etrt {
@@ -18,23 +19,15 @@ et_error* resize_tensor(et_tensor* tensor, const int64_t* sizes, size_t rank) {
                                                    " differs from the tensor's rank " + std::to_string(tensor->rank));
   size_t element = dtype_size(tensor->dtype);
   if (element == 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: unknown dtype " + std::to_string(tensor->dtype));
-  size_t numel = 1;
-  int64_t extent = 1;  // the product of the non-zero sizes: the strides an empty tensor still gets
+  const ShapeSize shape = measure_shape(sizes, rank, element);
+  if (!shape.ok()) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: " + shape.fault_text());
   bool changed = false;
-  for (size_t i = 0; i < rank; ++i) {
-    if (sizes[i] < 0) return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: negative size at dim " + std::to_string(i));
-    if (__builtin_mul_overflow(numel, static_cast<size_t>(sizes[i]), &numel))
-      return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: element count overflows");
-    if (sizes[i] > 1 && __builtin_mul_overflow(extent, sizes[i], &extent))
-      return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: sizes overflow 64-bit strides");
-    changed |= sizes[i] != tensor->sizes[i];
-  }
+  for (size_t i = 0; i < rank; ++i) changed |= sizes[i] != tensor->sizes[i];
   if (!changed) return nullptr;
   if (tensor->dynamism == ET_SHAPE_STATIC)
     return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: tensor has a static shape");
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(numel, element, &bytes) || bytes > tensor->capacity_bytes)
-    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: " + std::to_string(numel) +
+  if (shape.nbytes > tensor->capacity_bytes)
+    return make_error(ET_ERR_INVALID_ARGUMENT, "tensor_resize: " + std::to_string(shape.numel) +
                                                    " elements exceed the tensor's capacity of " +
                                                    std::to_string(tensor->capacity_bytes) + " bytes");
   // The host owns sizes/strides; they are const only to plugins.
@@ -47,7 +40,7 @@ et_error* resize_tensor(et_tensor* tensor, const int64_t* sizes, size_t rank) {
     strides[dim] = stride;
     stride *= std::max<int64_t>(sizes[dim], 1);
   }
-  tensor->nbytes = bytes;
+  tensor->nbytes = shape.nbytes;
   return nullptr;
 }
 

@@ -22,3 +22,10 @@ install(FILES ${PROJECT_BINARY_DIR}/etrtConfig.cmake ${PROJECT_BINARY_DIR}/etrtC
 install(FILES docs/PLUGIN_GUIDE.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY examples/custom_op examples/delegate examples/out_of_tree DESTINATION ${CMAKE_INSTALL_DATADIR}/etrt/examples
   PATTERN "__pycache__" EXCLUDE PATTERN "build" EXCLUDE)
+# libetrt_llm, the LLM runner extension (extensions/llm): find_package(etrt COMPONENTS llm) gives
+# etrt::llm. Its own export set, so etrtConfig.cmake includes it only where it was installed.
+install(TARGETS etrt_llm EXPORT etrtLlmTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT etrt_namelink
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY extensions/llm/include/etrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT etrtLlmTargets NAMESPACE etrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/etrt)

@@ -15,28 +15,39 @@ const char* kind_name(int32_t kind) {
 }  // namespace etrt::loader
 
 int32_t et_plugin_handle::stage(etrt::loader::Registration registration, std::string* why_not) {
-  if (!in_init_.load()) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!in_init_.load(std::memory_order_relaxed)) {
     *why_not = "registration is only allowed during the plugin's init";
     return ET_ERR_INVALID_STATE;
   }
-  for (const etrt::loader::Registration& existing : staged_) {
-    if (existing.kind == registration.kind && existing.name == registration.name &&
-        existing.variant == registration.variant) {
-      *why_not = std::string(etrt::loader::kind_name(registration.kind)) + " '" + registration.name +
-                 "' registered twice by plugin '" + plugin_name + "'";
-      return ET_ERR_ALREADY_EXISTS;
-    }
+  // '\0' cannot occur in a C name, so the key is unambiguous.
+  std::string key = std::to_string(registration.kind) + '\0' + registration.name + '\0' + registration.variant;
+  if (!staged_keys_.insert(std::move(key)).second) {
+    *why_not = std::string(etrt::loader::kind_name(registration.kind)) + " '" + registration.name +
+               "' registered twice by plugin '" + plugin_name + "'";
+    return ET_ERR_ALREADY_EXISTS;
+  }
+  auto keep = [this](const std::string& text) { return strings_.emplace_back(text).c_str(); };
+  switch (registration.kind) {
+    case ET_ENTRY_OPERATOR:
+      registration.kernel.name = keep(registration.name);
+      registration.kernel.variant = keep(registration.variant);
+      break;
+    case ET_ENTRY_BACKEND: registration.backend.id = keep(registration.name); break;
+    default: registration.tracer.name = keep(registration.name); break;
   }
   staged_.push_back(std::move(registration));
   return ET_OK;
 }
 
-const char* et_plugin_handle::keep_string(const char* text) {
-  strings_.emplace_back(text != nullptr ? text : "");
-  return strings_.back().c_str();
+void et_plugin_handle::begin_init() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_init_.store(true, std::memory_order_release);
 }
 
 std::vector<etrt::loader::Registration> et_plugin_handle::end_init() {
-  in_init_.store(false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_init_.store(false, std::memory_order_release);
+  staged_keys_.clear();
   return std::exchange(staged_, {});
 }

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "etrt/etrt.h"
@@ -28,6 +30,11 @@ struct Registration {
 }  // namespace etrt::loader
 
 // Defined here, opaque to plugins (plugin_api.h declares it incomplete).
+//
+// Registration is allowed only while the loader runs the plugin's init. The
+// check comes before anything is copied or kept, under the handle's lock, so a
+// plugin thread that registers after init (or several at once) gets
+// ET_ERR_INVALID_STATE and changes nothing.
 struct et_plugin_handle {
   explicit et_plugin_handle(std::string name) : plugin_name(std::move(name)) {}
   et_plugin_handle(const et_plugin_handle&) = delete;
@@ -36,18 +43,22 @@ struct et_plugin_handle {
   // The library's own name; set before init and never changed.
   const std::string plugin_name;
 
+  // A hint for the registration functions' early refusal; stage() decides under the lock.
+  bool in_init() const { return in_init_.load(std::memory_order_acquire); }
   // The one "registration outside init" check. Returns ET_OK, or a code with
   // *why_not set (ET_ERR_INVALID_STATE outside init, ET_ERR_ALREADY_EXISTS twice).
+  // On success the descriptor's name (and variant) point at copies the handle
+  // keeps until exit. Any thread; constant time per registration.
   int32_t stage(etrt::loader::Registration registration, std::string* why_not);
-  // Copies `text` into storage that lives as long as the handle (until exit).
-  const char* keep_string(const char* text);
 
   // Used by the loader around init.
-  void begin_init() { in_init_.store(true); }
+  void begin_init();
   std::vector<etrt::loader::Registration> end_init();
 
  private:
-  std::atomic<bool> in_init_{false};
-  std::vector<etrt::loader::Registration> staged_;  // only the thread running init touches it
+  std::mutex mutex_;                                // guards everything below
+  std::atomic<bool> in_init_{false};                // written under mutex_
+  std::vector<etrt::loader::Registration> staged_;
+  std::unordered_set<std::string> staged_keys_;     // kind, name and variant of each staged registration
   std::deque<std::string> strings_;                 // stable addresses for copied names
 };

@@ -1,9 +1,13 @@
 #include "loader/plugin_loader.h"
 
-#include <algorithm>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
+#include "etrt/plugin.hpp"
 #include "loader/dependency_check.h"
 #include "loader/dynamic_library.h"
 #include "loader/elf_inspect.h"
@@ -26,6 +30,25 @@ std::string host_range_text(const et_abi_offer& offer) {
   return version_text(offer.major, offer.min_minor) + "-" + version_text(offer.major, offer.max_minor);
 }
 
+constexpr const char* kNoExceptions = " (C++ exceptions must not cross the plugin ABI)";
+
+// Runs a call into the plugin; false with *thrown set ("std::runtime_error: boom")
+// when it throws, so the exception becomes this load's failure, never the host's.
+template <typename Call>
+bool call_fenced(Call&& call, std::string* thrown) noexcept {
+  try {
+    call();
+    return true;
+  } catch (...) {
+    try {
+      *thrown = plugin::current_exception_text();
+    } catch (...) {  // out of memory: the message says less, the load still fails
+      *thrown = "an exception";
+    }
+    return false;
+  }
+}
+
 // Fields of et_plugin_info every ABI 1.x plugin has.
 constexpr size_t kMinPluginInfoSize = offsetof(et_plugin_info, init) + sizeof(void*);
 
@@ -35,27 +58,32 @@ LoadResult& fail(LoadResult& result, int32_t code, const PluginRequest& request,
   return result;
 }
 
-bool declares(const PluginRequest& request, int32_t kind, const std::string& name) {
-  const std::vector<std::string>& list = request.declared[kind];
-  return std::find(list.begin(), list.end(), name) != list.end();
+// For failures before any plugin code ran (reading, checking, mapping the file).
+LoadResult& fail_maybe_temporarily(LoadResult& result, int32_t code, const PluginRequest& request,
+                                   const std::string& reason) {
+  result.temporary = is_temporary_failure(reason);
+  return fail(result, code, request, reason);
 }
 
 // A manifest that lies about what the plugin provides misleads lazy loading.
+// Linear in the names (a plugin may register tens of thousands).
 void compare_with_manifest(const PluginRequest& request, LoadResult& result) {
   if (request.declared == nullptr) return;
   for (int32_t kind = 0; kind < 3; ++kind) {
+    const std::vector<std::string>& declared = request.declared[kind];
+    std::unordered_set<std::string_view> declared_names(declared.begin(), declared.end());
+    std::unordered_set<std::string_view> registered_names;
     for (const Registration& registration : result.registrations) {
-      if (registration.kind == kind && !declares(request, kind, registration.name))
+      if (registration.kind != kind) continue;
+      registered_names.insert(registration.name);
+      if (declared_names.count(registration.name) == 0)
         result.warnings += std::string("registers ") + kind_name(kind) + " '" + registration.name +
                            "' that its manifest does not list\n";
     }
-    for (const std::string& name : request.declared[kind]) {
-      bool registered = std::any_of(result.registrations.begin(), result.registrations.end(),
-                                    [&](const Registration& r) { return r.kind == kind && r.name == name; });
-      if (!registered)
+    for (const std::string& name : declared)
+      if (registered_names.count(name) == 0)
         result.warnings +=
             std::string("manifest lists ") + kind_name(kind) + " '" + name + "' that the plugin did not register\n";
-    }
   }
 }
 
@@ -82,11 +110,12 @@ bool check_file(const PluginRequest& request, const PluginFile& file, LoadResult
   }
   bool pinned = false;
   std::string untrusted = untrusted_dependency_reason(file.data(), file.size(), file.load_path(&pinned));
-  if (!untrusted.empty()) return fail(result, ET_ERR_LOAD_FAILED, request, untrusted), false;
+  if (!untrusted.empty()) return fail_maybe_temporarily(result, ET_ERR_LOAD_FAILED, request, untrusted), false;
 
   AllowList allowlist = allowlist_from_env();
   if (request.expected_sha256.empty() && !allowlist.active) return true;
-  if (!allowlist.error.empty()) return fail(result, ET_ERR_LOAD_FAILED, request, allowlist.error), false;
+  if (!allowlist.error.empty())
+    return fail_maybe_temporarily(result, ET_ERR_LOAD_FAILED, request, allowlist.error), false;
   std::string actual = sha256_hex(file.data(), file.size());
   if (!request.expected_sha256.empty() && actual != request.expected_sha256)
     return fail(result, ET_ERR_INVALID_FILE, request,
@@ -103,6 +132,17 @@ bool check_file(const PluginRequest& request, const PluginFile& file, LoadResult
 
 }  // namespace
 
+bool is_temporary_failure(const std::string& error) {
+  // strerror's words in this process' locale, as the failing call wrote them; the
+  // dynamic loader restores errno, so its text is all there is to go by.
+  for (int code : {EMFILE, ENFILE, ENOMEM}) {
+    std::string_view words = std::strerror(code);
+    if (error.size() >= words.size() && error.compare(error.size() - words.size(), words.size(), words) == 0)
+      return true;
+  }
+  return error.find("failed to map segment from shared object") != std::string::npos;
+}
+
 void set_before_dlopen_hook_for_testing(BeforeDlopenHook hook, void* context) {
   g_before_dlopen = hook;
   g_before_dlopen_context = context;
@@ -112,7 +152,8 @@ LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* 
   LoadResult result;
   PluginFile file;
   std::string error;
-  if (!file.open(request.library_path, &error)) return std::move(fail(result, ET_ERR_INVALID_FILE, request, error));
+  if (!file.open(request.library_path, &error))
+    return std::move(fail_maybe_temporarily(result, ET_ERR_INVALID_FILE, request, error));
   if (!check_file(request, file, result)) return result;
 
   // 3. dlopen the descriptor that was checked; RTLD_LOCAL keeps its symbols out of everyone else's lookups.
@@ -122,7 +163,8 @@ LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* 
   if (!pinned)
     result.warnings += "/proc/self/fd is not available: loaded by path, so the file could change after its checks\n";
   void* library = open_library(load_path, &error);
-  if (library == nullptr) return std::move(fail(result, ET_ERR_LOAD_FAILED, request, "dlopen failed: " + error));
+  if (library == nullptr)
+    return std::move(fail_maybe_temporarily(result, ET_ERR_LOAD_FAILED, request, "dlopen failed: " + error));
   file.keep_descriptor_open();
   result.library = library;  // never closed: what it registered may be referenced anywhere
   auto entry = reinterpret_cast<et_plugin_entry_fn>(find_symbol(library, ET_PLUGIN_ENTRY_SYMBOL, &error));
@@ -132,7 +174,11 @@ LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* 
   et_abi_offer offer{sizeof(et_abi_offer), ET_ABI_MAJOR, 0, ET_ABI_MINOR};
   et_abi_answer answer{};
   answer.struct_size = sizeof(et_abi_answer);
-  int32_t status = entry(&offer, &answer);
+  int32_t status = ET_OK;
+  std::string thrown;
+  if (!call_fenced([&] { status = entry(&offer, &answer); }, &thrown))
+    return std::move(
+        fail(result, ET_ERR_LOAD_FAILED, request, ET_PLUGIN_ENTRY_SYMBOL " threw " + thrown + kNoExceptions));
   if (status != ET_OK || answer.major != offer.major || answer.minor > offer.max_minor)
     return std::move(fail(result, ET_ERR_ABI_MISMATCH, request,
                           "plugin speaks ABI " + version_text(answer.major, answer.minor) +
@@ -161,8 +207,10 @@ LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* 
   // 5. Init: the plugin registers what it provides, staged on its handle until init succeeds.
   result.handle = std::make_unique<et_plugin_handle>(result.plugin_name);
   result.handle->begin_init();
-  et_error* init_error = info->init(host, result.handle.get());
-  std::vector<Registration> registrations = result.handle->end_init();
+  et_error* init_error = nullptr;
+  bool returned = call_fenced([&] { init_error = info->init(host, result.handle.get()); }, &thrown);
+  std::vector<Registration> registrations = result.handle->end_init();  // dropped unless init succeeded
+  if (!returned) return std::move(fail(result, ET_ERR_LOAD_FAILED, request, "init threw " + thrown + kNoExceptions));
   if (init_error != nullptr) {
     int32_t code = et_error_code(init_error);
     std::string message = std::string("init failed: ") + et_error_message(init_error);

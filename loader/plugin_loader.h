@@ -29,6 +29,10 @@ struct PluginRequest {
 struct LoadResult {
   int32_t code = ET_OK;
   std::string error;
+  // The failure may pass: the system ran out of descriptors or memory while
+  // the file was read or mapped, before any of the plugin's code ran
+  // (is_temporary_failure). The registry leaves such a plugin loadable.
+  bool temporary = false;
   std::string plugin_name, version, description;
   std::string warnings;  // one line each
   uint32_t abi_major = 0, abi_minor = 0, built_abi_major = 0, built_abi_minor = 0;
@@ -38,6 +42,12 @@ struct LoadResult {
 };
 
 LoadResult load_plugin_library(const PluginRequest& request, const et_host_api* host);
+
+// Whether a failure, in the words of the system (strerror) or of the dynamic
+// loader, says that the process ran out of something that may come back: file
+// descriptors (EMFILE, ENFILE) or memory (ENOMEM, or the dynamic loader's
+// "failed to map segment", which gives no reason). Anything else is final.
+bool is_temporary_failure(const std::string& error);
 
 // Tests only: called with the library path after the file was checked and
 // hashed, just before dlopen (to swap the file under the loader's feet).

@@ -1,8 +1,10 @@
 #include "error.h"
 
+#include <atomic>
 #include <new>
 
 #include "etrt/etrt.h"
+#include "etrt/plugin.hpp"
 
 namespace etrt {
 namespace {
@@ -39,6 +41,46 @@ et_error* make_error(int32_t code, std::string message, std::string plugin) {
   error->plugin = std::move(plugin);
   return error;
 }
+
+namespace {
+
+std::atomic<PluginFaultListener> g_fault_listener{nullptr};
+
+}  // namespace
+
+et_error* plugin_exception_error(std::string_view plugin, std::string_view call) noexcept {
+  et_error* error = nullptr;
+  try {
+    bool out_of_memory = false;
+    std::string thrown = plugin::current_exception_text(&out_of_memory);
+    error = make_error(out_of_memory ? ET_ERR_OUT_OF_MEMORY : ET_ERR_INTERNAL,
+                       std::string(call) + " of plugin '" + std::string(plugin) + "' threw " + thrown +
+                           " (C++ exceptions must not cross the plugin ABI)",
+                       std::string(plugin));
+  } catch (...) {
+    return out_of_memory_error();
+  }
+  if (PluginFaultListener listener = g_fault_listener.load(); listener != nullptr && error != out_of_memory_error()) {
+    try {
+      listener(error->plugin, error->message);
+    } catch (...) {  // noting the fault is best effort; the error itself is what the caller gets
+    }
+  }
+  return error;
+}
+
+et_error* host_exception_error(std::string_view where) noexcept {
+  try {
+    bool out_of_memory = false;
+    std::string thrown = plugin::current_exception_text(&out_of_memory);
+    return make_error(out_of_memory ? ET_ERR_OUT_OF_MEMORY : ET_ERR_INTERNAL,
+                      std::string(where) + (out_of_memory ? ": out of memory (" : ": internal error (") + thrown + ")");
+  } catch (...) {
+    return out_of_memory_error();
+  }
+}
+
+void set_plugin_fault_listener(PluginFaultListener listener) { g_fault_listener.store(listener); }
 
 int32_t hand_over(et_error* error, et_error** out) {
   if (error == nullptr) return ET_OK;

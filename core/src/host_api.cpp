@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "../../threadpool/threadpool.h"
 #include "etrt/plugin.hpp"
@@ -23,7 +24,12 @@ using Provider = loader::Registration;
 
 constexpr const char* kNotInInit = "registration is only allowed during the plugin's init";
 
-// The handle decides whether registration is allowed (only during init) and keeps the copied names.
+// Refused before the descriptor is read or anything is copied: a plugin thread
+// registering after init (in a loop, from several threads) costs nothing and changes nothing.
+bool outside_init(const et_plugin_handle* self) { return self == nullptr || !self->in_init(); }
+
+// The handle decides whether registration is allowed (only during init, under its
+// lock: the check above is only the early answer) and keeps the copied names.
 et_error* stage(et_plugin_handle* self, Provider&& provider) {
   std::string why_not;
   int32_t code = self->stage(std::move(provider), &why_not);
@@ -46,7 +52,7 @@ std::string too_small(const char* what, size_t got, size_t minimum) {
 }
 
 et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* kernel) {
-  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
+  if (outside_init(self)) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
   constexpr size_t kMin = offsetof(et_kernel_descriptor, user_data) + sizeof(void*);
   Provider provider;
   provider.kind = ET_ENTRY_OPERATOR;
@@ -60,13 +66,11 @@ et_error* register_kernel(et_plugin_handle* self, const et_kernel_descriptor* ke
                                                    "' has prepare but not run_prepared and release");
   provider.name = provider.kernel.name;
   provider.variant = provider.kernel.variant != nullptr ? provider.kernel.variant : "";
-  provider.kernel.name = self->keep_string(provider.kernel.name);
-  provider.kernel.variant = self->keep_string(provider.variant.c_str());
   return stage(self, std::move(provider));
 }
 
 et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* backend) {
-  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
+  if (outside_init(self)) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
   constexpr size_t kMin = sizeof(et_backend_descriptor);
   Provider provider;
   provider.kind = ET_ENTRY_BACKEND;
@@ -78,12 +82,11 @@ et_error* register_backend(et_plugin_handle* self, const et_backend_descriptor* 
   if (b.id == nullptr || *b.id == '\0' || b.init == nullptr || b.execute == nullptr)
     return make_error(ET_ERR_INVALID_ARGUMENT, "backend descriptor needs an id, init and execute");
   provider.name = b.id;
-  provider.backend.id = self->keep_string(b.id);
   return stage(self, std::move(provider));
 }
 
 et_error* register_tracer(et_plugin_handle* self, const et_tracer_descriptor* tracer) {
-  if (self == nullptr) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
+  if (outside_init(self)) return make_error(ET_ERR_INVALID_STATE, kNotInInit);
   constexpr size_t kMin = offsetof(et_tracer_descriptor, end) + sizeof(void*);  // ABI 1.1's descriptor
   Provider provider;
   provider.kind = ET_ENTRY_TRACER;
@@ -100,7 +103,6 @@ et_error* register_tracer(et_plugin_handle* self, const et_tracer_descriptor* tr
                       "tracer descriptor with session_create needs session_destroy, session_begin, session_end and "
                       "session_result");
   provider.name = provider.tracer.name;
-  provider.tracer.name = self->keep_string(provider.tracer.name);
   return stage(self, std::move(provider));
 }
 
@@ -180,21 +182,51 @@ et_error* service_acquire(const char* name, et_service_lease* lease) {
 
 void service_release(et_service_lease* lease) { ThreadPool::instance().release(lease); }
 
+// A name given as a template argument ("register_kernel").
+template <size_t N>
+struct EntryName {
+  constexpr EntryName(const char (&text)[N]) { std::copy_n(text, N, name); }
+  char name[N];
+};
+
+// Every entry of the table is called from plugin code, which may be C: an
+// exception of the host's own (out of memory while building a message, almost
+// always) stops here. An entry returning an error returns one; the others
+// return their "nothing" (null, 0). Zero cost while nothing throws.
+template <EntryName kName, auto F>
+struct Fenced;
+template <EntryName kName, typename R, typename... A, R (*F)(A...)>
+struct Fenced<kName, F> {
+  static R call(A... args) noexcept {
+    try {
+      return F(args...);
+    } catch (...) {
+      if constexpr (std::is_same_v<R, et_error*>) return host_exception_error(kName.name);
+      else if constexpr (!std::is_void_v<R>) return R{};
+    }
+  }
+};
+
+#define ETRT_FENCED(entry) &Fenced<#entry, entry>::call
+
 }  // namespace
 
 const et_host_api* host_api() {
+  // parallel_for is the one entry not fenced here: an exception a plugin's own
+  // body throws goes back to that plugin's caller, as if the body had run on the
+  // calling thread (ThreadPool::parallel_for carries it over from the workers).
   static const et_host_api table = {
       sizeof(et_host_api), ET_ABI_MAJOR, ET_ABI_MINOR,
-      register_kernel, register_backend,
-      error_create, error_destroy,
-      plugin_log,
-      host_alloc, host_free,
-      tensor_resize,
-      parallel_for, num_threads,
-      named_data_get,
-      register_tracer, service_acquire, service_release,
-      error_code, error_message, scratch_alloc, setting,
-      trace_clock_ns, host_trace_span,
+      ETRT_FENCED(register_kernel), ETRT_FENCED(register_backend),
+      ETRT_FENCED(error_create), ETRT_FENCED(error_destroy),
+      ETRT_FENCED(plugin_log),
+      ETRT_FENCED(host_alloc), ETRT_FENCED(host_free),
+      ETRT_FENCED(tensor_resize),
+      parallel_for, ETRT_FENCED(num_threads),
+      ETRT_FENCED(named_data_get),
+      ETRT_FENCED(register_tracer), ETRT_FENCED(service_acquire), ETRT_FENCED(service_release),
+      ETRT_FENCED(error_code), ETRT_FENCED(error_message), ETRT_FENCED(scratch_alloc), ETRT_FENCED(setting),
+      ETRT_FENCED(trace_clock_ns), ETRT_FENCED(host_trace_span),
   };
   return &table;
 }

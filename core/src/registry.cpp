@@ -105,8 +105,27 @@ bool PluginRecord::declares(int32_t kind, const std::string& wanted) const {
 
 Registry& Registry::instance() {
   // Leaked on purpose: plugins' code may run during exit; the registry must outlive it.
-  static Registry* registry = new Registry();
+  static Registry* registry = [] {
+    auto* created = new Registry();
+    set_plugin_fault_listener([](const std::string& plugin, const std::string& message) {
+      Registry::instance().note_fault(plugin, message);
+    });
+    return created;
+  }();
   return *registry;
+}
+
+void Registry::note_fault(const std::string& plugin, const std::string& message) {
+  {
+    std::unique_lock lock(mutex_);
+    for (auto& record : plugins_) {
+      if (record->state.load() != ET_PLUGIN_LOADED || record->name != plugin) continue;
+      // The first is described; a plugin failing every call must not grow the record without bound.
+      if (record->faults++ == 0) record->warnings += "broke the ABI at run time: " + message + "\n";
+      break;
+    }
+  }
+  log_message(LogLevel::Warn, message);
 }
 
 void Registry::ensure_discovered() {
@@ -369,6 +388,15 @@ et_error* Registry::load(PluginRecord* plugin) {
       }
     }
   }
+  if (result.code != ET_OK && result.temporary) {
+    // Nothing of the plugin ran and nothing is kept: it stays declared, and the next need tries again.
+    plugin->failure = result.error + " (temporary: loading is tried again when the plugin is next needed)";
+    plugin->failure_code = result.code;
+    std::string message = plugin->failure;
+    lock.unlock();
+    log_message(LogLevel::Warn, message);
+    return make_error(result.code, message);
+  }
   plugin->warnings = std::move(result.warnings);
   plugin->library = result.library;
   plugin->handle = std::move(result.handle);
@@ -381,6 +409,8 @@ et_error* Registry::load(PluginRecord* plugin) {
     log_message(LogLevel::Warn, result.error);
     return make_error(result.code, result.error, result.plugin_name);
   }
+  plugin->failure.clear();  // a temporary failure of an earlier attempt
+  plugin->failure_code = ET_OK;
   plugin->name = std::move(result.plugin_name);
   plugin->version = std::move(result.version);
   plugin->description = std::move(result.description);
@@ -393,6 +423,9 @@ et_error* Registry::load(PluginRecord* plugin) {
     Provider provider;
     static_cast<loader::Registration&>(provider) = std::move(registration);
     provider.plugin = plugin;
+    if (provider.kind == ET_ENTRY_BACKEND)  // handed out fenced (fenced_backend.h)
+      provider.backend = fenced_backend_descriptor(plugin->fenced_backends.emplace_back(
+          FencedBackend{provider.backend, plugin->name}));
     auto& list = providers_[provider.kind][provider.name];
     list.push_back(std::move(provider));
     std::stable_sort(list.begin(), list.end(), provider_before);
@@ -454,8 +487,14 @@ et_error* Registry::find(int32_t kind, const std::string& name, Provider* out) {
       if (found && candidate == nullptr) return nullptr;
     }
     if (candidate == nullptr) return not_found(kind, name);
-    // Each pass moves one plugin out of DECLARED, so the loop ends.
-    et_error_destroy(load(candidate));
+    // Each pass moves one plugin out of DECLARED, so the loop ends; one that a
+    // temporary failure left declared fails this lookup (the next one tries again).
+    et_error* error = load(candidate);
+    if (error != nullptr && candidate->state.load() == ET_PLUGIN_DECLARED) {
+      error->message = std::string(kind_name(kind)) + " '" + name + "': " + error->message;
+      return error;
+    }
+    et_error_destroy(error);
   }
 }
 
@@ -521,7 +560,9 @@ int64_t Registry::planned_provider(int32_t kind, const std::string& name) {
   // The same rule as find(): a declared plugin outranking the loaded winner would be loaded and win.
   const PluginRecord* chosen = lookup_locked(kind, name, &provider) ? provider.plugin : nullptr;
   for (auto& record : plugins_) {
-    if (record->state.load() == ET_PLUGIN_FAILED || !record->declares(kind, name)) continue;
+    // Only a plugin not loaded yet may still bring the name: a loaded one is among
+    // the providers if it registered it, whatever its manifest declares.
+    if (record->state.load() != ET_PLUGIN_DECLARED || !record->declares(kind, name)) continue;
     if (chosen == nullptr || record_before(*record, *chosen)) chosen = record.get();
   }
   for (size_t i = 0; chosen != nullptr && i < plugins_.size(); ++i)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "etrt/etrt.h"
+#include "fenced_backend.h"
 #include "loader/plugin_handle.h"
 
 namespace etrt {
@@ -56,6 +57,11 @@ struct PluginRecord {
   void* library = nullptr;
   // The handle the plugin got in init; kept until exit, as the plugin may keep it.
   std::unique_ptr<et_plugin_handle> handle;
+  // Its backends as the host hands them out (fenced_backend.h); never moved, kept until exit.
+  std::deque<FencedBackend> fenced_backends;
+  // C++ exceptions that escaped its kernels, backends or tracers once loaded
+  // (the first one is described in `warnings`), under the registry's lock.
+  uint64_t faults = 0;
 
   bool declares(int32_t kind, const std::string& name) const;
 };
@@ -85,6 +91,8 @@ class Registry {
   std::vector<std::string> manifests();
 
   void reject(const std::string& path, const std::string& reason);
+  // A loaded plugin's exception stopped at the ABI (error.h's fault listener).
+  void note_fault(const std::string& plugin, const std::string& message);
 
  private:
   Registry() = default;

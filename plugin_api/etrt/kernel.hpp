@@ -212,21 +212,9 @@ inline std::string_view returns_of(const char* signature) {
                                                  ", got " + got);
 }
 
-// An exception stops at the boundary; no allocation on this path (it may be out of memory).
+// An exception stops at the boundary (plugin.hpp); no allocation on this path (it may be out of memory).
 [[gnu::cold, gnu::noinline]] inline et_error* exception_error(const KernelDef& def) {
-  char message[512];
-  int32_t code = ET_ERR_INTERNAL;
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    code = ET_ERR_OUT_OF_MEMORY;
-    std::snprintf(message, sizeof message, "%s: out of memory", def.name);
-  } catch (const std::exception& e) {
-    std::snprintf(message, sizeof message, "%s: internal error: %s", def.name, e.what());
-  } catch (...) {
-    std::snprintf(message, sizeof message, "%s: internal error (unknown exception)", def.name);
-  }
-  return kernel_host_api->error_create(code, message);
+  return current_exception_error(kernel_host_api, def.name);
 }
 
 // ------------------------------------------------------------ unboxing
@@ -464,9 +452,9 @@ struct Boxed<F> {
   static et_error* call_with(void* user_data, PreparedState* state, et_exec_context* context, et_value* const* args,
                              size_t nargs) noexcept {
     const KernelDef& def = *static_cast<const KernelDef*>(user_data);
-    if constexpr (kCheckCount) ETRT_TRY(check_arguments(def, kParams, args, nargs));
-    else ETRT_TRY(check_returned(def, kParams, args));
-    try {
+    try {  // the checks too: their messages allocate
+      if constexpr (kCheckCount) ETRT_TRY(check_arguments(def, kParams, args, nargs));
+      else ETRT_TRY(check_returned(def, kParams, args));
       if constexpr (kTakesCall) {
         Call c{def.name, context, state};
         return unbox_and_call(def, args, Params{}, Indices{}, c);
@@ -513,8 +501,8 @@ struct BoxedPrepared<Prepared<F, P>> : Boxed<F> {
   static et_error* prepare(void* user_data, et_value* const* args, size_t nargs, void** out_state) noexcept {
     const KernelDef& def = *static_cast<const KernelDef*>(user_data);
     *out_state = nullptr;
-    ETRT_TRY(check_arguments(def, Boxed<F>::kParams, args, nargs));
     try {
+      ETRT_TRY(check_arguments(def, Boxed<F>::kParams, args, nargs));
       Prepare prepare{def.name, nullptr};
       ETRT_TRY(Boxed<P>::invoke(def, prepare, args));
       *out_state = prepare.state.release();

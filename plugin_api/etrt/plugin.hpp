@@ -3,12 +3,18 @@
 // written against etrt/kernel.hpp (typed arguments, one list of operators).
 #pragma once
 
+#include <cxxabi.h>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 
 #include "etrt/plugin_api.h"
 
@@ -132,6 +138,118 @@ inline std::string byte_size_text(uint64_t bytes) {
     ++unit;
   }
   return std::to_string(bytes) + " " + kUnits[unit];
+}
+
+// ------------------------------------------------------------ exceptions stop at the ABI
+//
+// No C++ exception may leave a function the host calls (the entry point, init,
+// a kernel, a backend's or a tracer's functions): the host may be C, and a
+// plugin's exception reaching it would end the process. The host catches what
+// escapes anyway, but then only says that the plugin broke the rule. fence()
+// keeps it inside the plugin, as an error the plugin words:
+//
+//   et_error* init(const et_host_api* host, et_plugin_handle* self) {
+//     return etrt::plugin::fence(host, "my_plugin init", [&] { ...; return host->register_kernel(self, &k); });
+//   }
+//
+// Typed kernels (etrt/kernel.hpp) are fenced already.
+
+// What a catch block caught.
+enum class Caught { kOutOfMemory, kException, kUnknown };  // std::bad_alloc, another std::exception, anything else
+
+// The exception being handled: its what() in `what` (empty for kUnknown) and,
+// when `type` is given, its type's name ("std::runtime_error"); both cut to
+// their size. Call it inside a catch block. Allocates nothing but the demangled
+// type name (falling back to the mangled one): memory may be what ran out.
+inline Caught describe_current_exception(char* what, size_t what_size, char* type = nullptr,
+                                         size_t type_size = 0) noexcept {
+  if (type != nullptr && type_size > 0) {
+    const std::type_info* caught_type = abi::__cxa_current_exception_type();
+    int status = -1;
+    char* demangled = caught_type != nullptr ? abi::__cxa_demangle(caught_type->name(), nullptr, nullptr, &status)
+                                             : nullptr;
+    std::snprintf(type, type_size, "%s",
+                  status == 0 && demangled != nullptr ? demangled : caught_type != nullptr ? caught_type->name() : "?");
+    std::free(demangled);
+  }
+  try {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    std::snprintf(what, what_size, "%s", e.what());
+    return Caught::kOutOfMemory;
+  } catch (const std::exception& e) {
+    std::snprintf(what, what_size, "%s", e.what());
+    return Caught::kException;
+  } catch (...) {
+    if (what_size > 0) *what = '\0';
+    return Caught::kUnknown;
+  }
+}
+
+// The same as one text, "std::runtime_error: boom" ("int (not a std::exception)"),
+// for messages built with strings: it may throw std::bad_alloc.
+inline std::string current_exception_text(bool* out_of_memory = nullptr) {
+  char what[400], type[160];
+  Caught caught = describe_current_exception(what, sizeof what, type, sizeof type);
+  if (out_of_memory != nullptr) *out_of_memory = caught == Caught::kOutOfMemory;
+  return caught == Caught::kUnknown ? std::string(type) + " (not a std::exception)" : std::string(type) + ": " + what;
+}
+
+// The exception being handled as an error: "<where>: out of memory"
+// (ET_ERR_OUT_OF_MEMORY), "<where>: internal error: <what()>" or "<where>:
+// internal error (unknown exception)" (ET_ERR_INTERNAL). Call it inside a catch block.
+[[gnu::cold, gnu::noinline]] inline et_error* current_exception_error(const et_host_api* host,
+                                                                      const char* where) noexcept {
+  char what[400];
+  char message[512];
+  switch (describe_current_exception(what, sizeof what)) {
+    case Caught::kOutOfMemory:
+      std::snprintf(message, sizeof message, "%s: out of memory", where);
+      return host->error_create(ET_ERR_OUT_OF_MEMORY, message);
+    case Caught::kException:
+      std::snprintf(message, sizeof message, "%s: internal error: %s", where, what);
+      break;
+    case Caught::kUnknown:
+      std::snprintf(message, sizeof message, "%s: internal error (unknown exception)", where);
+      break;
+  }
+  return host->error_create(ET_ERR_INTERNAL, message);
+}
+
+// Runs fn() and keeps any exception it throws inside the plugin. When fn returns
+// an et_error* (init, kernels, a backend's init and execute, a tracer's
+// session_create and session_result), an exception becomes the error
+// current_exception_error() makes; when it returns nothing (a tracer's events, a
+// backend's destroy), the exception is logged through the host, naming `where`.
+template <typename Fn>
+auto fence(const et_host_api* host, const char* where, Fn&& fn) noexcept -> decltype(fn()) {
+  using Result = decltype(fn());
+  static_assert(std::is_same_v<Result, et_error*> || std::is_void_v<Result>,
+                "fence(host, where, fn): fn returns et_error* or nothing; use fence_value for other results");
+  try {
+    return fn();
+  } catch (...) {
+    if constexpr (std::is_same_v<Result, et_error*>) {
+      return current_exception_error(host, where);
+    } else {
+      char what[400], type[160];
+      describe_current_exception(what, sizeof what, type, sizeof type);
+      char message[600];
+      std::snprintf(message, sizeof message, "%s threw %s: %s", where, type, what);
+      if (host != nullptr && host->log != nullptr) host->log(nullptr, ET_LOG_ERROR, message);
+    }
+  }
+}
+
+// The same for a function of another result (the entry point's status,
+// is_available): an exception gives `failed`.
+template <typename Fn, typename Result = decltype(std::declval<Fn&>()())>
+Result fence_value(Result failed, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (...) {
+    return failed;
+  }
 }
 
 // The host table and this plugin's handle, kept by the plugin after init.

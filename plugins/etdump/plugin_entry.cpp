@@ -17,6 +17,7 @@ et_plugin_handle* g_self = nullptr;
 constexpr uint64_t kDefaultSessionMemory = uint64_t{4} << 30;
 
 // ETRT_MAX_TRACE_MEMORY, read through the host (its rules for the environment) when a session opens.
+// Its warning builds strings: call it inside a fence.
 uint64_t session_memory_limit() {
   const char* text = et_host_setting(g_host, g_self, "ETRT_MAX_TRACE_MEMORY");
   if (text == nullptr || *text == '\0') return kDefaultSessionMemory;
@@ -47,21 +48,18 @@ et_error* session_create(void*, const et_trace_session_args* args, void** out_se
   if (args == nullptr || out_session == nullptr ||
       args->struct_size < offsetof(et_trace_session_args, debug_buffer_size) + sizeof(size_t))
     return g_host->error_create(ET_ERR_INVALID_ARGUMENT, "etdump: session arguments are null or too small");
-  const uint64_t limit = session_memory_limit();
-  if (args->debug_buffer_size > limit)
-    return g_host->error_create(
-        ET_ERR_OUT_OF_MEMORY,
-        ("etdump: a debug buffer of " + std::to_string(args->debug_buffer_size) + " bytes is more than the " +
-         plugin::byte_size_text(limit) + " a tracing session may hold (raise it with ETRT_MAX_TRACE_MEMORY)")
-            .c_str());
-  EtdumpSession* session = nullptr;
-  try {
-    session = new EtdumpSession(args->label ? args->label : "", args->debug_buffer_size, limit);
-  } catch (const std::bad_alloc&) {
-  }
-  if (session == nullptr) return g_host->error_create(ET_ERR_OUT_OF_MEMORY, "etdump: cannot allocate a session");
-  *out_session = session;
-  return nullptr;
+  // Messages and the session allocate: out of memory is an error, never an exception into the host.
+  return plugin::fence(g_host, "etdump: session_create", [&]() -> et_error* {
+    const uint64_t limit = session_memory_limit();
+    if (args->debug_buffer_size > limit)
+      return g_host->error_create(
+          ET_ERR_OUT_OF_MEMORY,
+          ("etdump: a debug buffer of " + std::to_string(args->debug_buffer_size) + " bytes is more than the " +
+           plugin::byte_size_text(limit) + " a tracing session may hold (raise it with ETRT_MAX_TRACE_MEMORY)")
+              .c_str());
+    *out_session = new EtdumpSession(args->label ? args->label : "", args->debug_buffer_size, limit);
+    return nullptr;
+  });
 }
 
 void session_destroy(void*, void* session) { delete static_cast<EtdumpSession*>(session); }
@@ -93,16 +91,14 @@ void session_value(void* session, const et_trace_event* event, const et_value* v
 et_error* session_result(void* session, const char* what, et_trace_sink sink, void* sink_context) {
   if (what == nullptr || sink == nullptr)
     return g_host->error_create(ET_ERR_INVALID_ARGUMENT, "etdump: result name or sink is null");
-  std::string out, error;
-  int32_t code = ET_OK;
-  try {
+  return plugin::fence(g_host, "etdump: writing the result", [&]() -> et_error* {
+    std::string out, error;
+    int32_t code = ET_OK;
     if (!static_cast<EtdumpSession*>(session)->result(what, &out, &code, &error))
       return g_host->error_create(code, ("etdump: " + error).c_str());
-  } catch (const std::bad_alloc&) {
-    return g_host->error_create(ET_ERR_OUT_OF_MEMORY, "etdump: out of memory writing the result");
-  }
-  sink(sink_context, out.data(), out.size());
-  return nullptr;
+    sink(sink_context, out.data(), out.size());
+    return nullptr;
+  });
 }
 
 et_error* init(const et_host_api* host, et_plugin_handle* self) {

@@ -1,4 +1,6 @@
 // Running a method: the instructions of each chain in order, with jumps.
+#include <cstdio>
+
 #include "../error.h"
 #include "method.h"
 #include "tracing_record.h"
@@ -7,6 +9,16 @@ namespace etrt {
 namespace {
 
 constexpr uint64_t kMaxInstructionsPerRun = 10'000'000;
+
+// A kernel or backend broke the ABI's rule (no exceptions across it): the
+// exception ends here, as this call's error, and the process goes on. Called in
+// the catch block; built-in operators are the host's own code (out of memory).
+[[gnu::cold, gnu::noinline]] et_error* call_threw(bool built_in, const char* what, const std::string& name,
+                                                 const std::string& plugin) noexcept {
+  char call[256];  // no allocation here: memory may be what ran out
+  std::snprintf(call, sizeof call, "%s '%s'", built_in ? "built-in operator" : what, name.c_str());
+  return built_in ? host_exception_error(call) : plugin_exception_error(plugin, call);
+}
 
 }  // namespace
 
@@ -40,22 +52,27 @@ et_error* Method::call(Instruction& instr, et_exec_context* context) {
   if (!instr.data_checks.empty())  // planned and constant tensors need none (plan_call_checks)
     if (et_error* error = check_tensor_data(instr)) return error;
   et_error* error = nullptr;
-  switch (instr.kind) {
-    case Kind::Prim:
-      error = instr.prim(instr.args.data(), instr.args.size());
-      break;
-    case Kind::Delegate: {
-      Delegate& d = delegates_[instr.delegate];
-      error = d.backend.execute(d.backend.user_data, d.handle, context, instr.args.data(), instr.args.size());
-      break;
+  try {  // free while nothing throws (table-driven unwinding): the run loop pays nothing for it
+    switch (instr.kind) {
+      case Kind::Prim:
+        error = instr.prim(instr.args.data(), instr.args.size());
+        break;
+      case Kind::Delegate: {
+        Delegate& d = delegates_[instr.delegate];
+        error = d.backend.execute(d.backend.user_data, d.handle, context, instr.args.data(), instr.args.size());
+        break;
+      }
+      default:
+        if (instr.kernel.state != nullptr)
+          error = instr.kernel.run_prepared(instr.kernel.user_data, instr.kernel.state, context, instr.args.data(),
+                                            instr.args.size());
+        else
+          error = instr.kernel.fn(instr.kernel.user_data, context, instr.args.data(), instr.args.size());
+        break;
     }
-    default:
-      if (instr.kernel.state != nullptr)
-        error = instr.kernel.run_prepared(instr.kernel.user_data, instr.kernel.state, context, instr.args.data(),
-                                          instr.args.size());
-      else
-        error = instr.kernel.fn(instr.kernel.user_data, context, instr.args.data(), instr.args.size());
-      break;
+  } catch (...) {
+    error = call_threw(instr.kind == Kind::Prim, instr.kind == Kind::Delegate ? "backend" : "kernel", instr.name,
+                       instr.plugin);
   }
   scratch_.reset();
   return error;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -39,6 +40,12 @@ void traced_chunk(void* context, size_t begin, size_t end) {
   chunk->call->worker_spans.push_back(span);
 }
 
+// What a tracer's recording calls become once one of them threw.
+void ignore_event(void*, const et_trace_event*) {}
+void ignore_span(void*, const et_trace_event*, uint64_t) {}
+void ignore_value(void*, const et_trace_event*, const et_value*, int32_t) {}
+void ignore_records(void*, const et_trace_batch*) {}
+
 }  // namespace
 
 uint64_t trace_clock_ns() { return trace_now_ns(); }
@@ -46,7 +53,27 @@ uint64_t trace_clock_ns() { return trace_now_ns(); }
 TraceSession::~TraceSession() {
   if (session_ == nullptr) return;
   deliver_pending();
-  tracer_.session_destroy(tracer_.user_data, session_);
+  try {
+    tracer_.session_destroy(tracer_.user_data, session_);
+  } catch (...) {
+    tracer_threw("session_destroy");
+  }
+}
+
+void TraceSession::tracer_threw(const char* call) noexcept {
+  char where[256];
+  std::snprintf(where, sizeof where, "tracer '%s' %s", tracer_.name, call);
+  et_error* error = plugin_exception_error(plugin_, where);
+  try {
+    if (fault_.empty()) fault_ = error->message;
+  } catch (...) {  // out of memory: the session still stops recording
+  }
+  delete error;
+  tracer_.session_begin = ignore_event;
+  tracer_.session_end = ignore_event;
+  if (tracer_.session_span != nullptr) tracer_.session_span = ignore_span;
+  if (tracer_.session_value != nullptr) tracer_.session_value = ignore_value;
+  if (tracer_.session_records != nullptr) tracer_.session_records = ignore_records;
 }
 
 const char* TraceSession::keep_name(const std::string& name) {
@@ -78,7 +105,11 @@ void TraceSession::deliver_records(bool in_run, bool keep_slot) {
   batch.anchor_ns = conversion.anchor_ns;
   batch.ns_per_tick = conversion.ns_per_tick;
   batch.flags = in_run ? ET_TRACE_BATCH_IN_RUN : 0u;
-  tracer_.session_records(session_, &batch);
+  try {
+    tracer_.session_records(session_, &batch);
+  } catch (...) {
+    tracer_threw("session_records");
+  }
   if (keep_slot && next_ != records_.data()) records_.front() = *next_;  // the span being written
   next_ = records_.data();
   run_told_ = in_run;
@@ -97,7 +128,15 @@ et_error* TraceSession::result(const char* what, std::string* out) {
   std::lock_guard<RunGate> lock(run_gate_);  // not while a run is recording
   deliver_pending();  // the runs recorded so far
   out->clear();
-  return tracer_.session_result(session_, what, append_to_string, out);
+  if (!fault_.empty())
+    return make_error(ET_ERR_INTERNAL, "the session stopped recording: " + fault_, plugin_);
+  try {
+    return tracer_.session_result(session_, what, append_to_string, out);
+  } catch (...) {
+    char where[256];
+    std::snprintf(where, sizeof where, "tracer '%s' session_result", tracer_.name);
+    return plugin_exception_error(plugin_, where);
+  }
 }
 
 void TracedCall::deliver_worker_spans() {

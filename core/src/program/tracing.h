@@ -87,20 +87,38 @@ class TraceSession {
     if (batches_ && (next_ != records_.data() || !run_told_)) deliver_records(true, true);
   }
   void close_run() { commit(); }
-  void begin(const et_trace_event& event) { tracer_.session_begin(session_, &event); }
-  void end(const et_trace_event& event) { tracer_.session_end(session_, &event); }
+  // Every call into the tracer is fenced: an exception it throws stops the
+  // session's recording (tracer_threw), never the run.
+  void begin(const et_trace_event& event) {
+    try {
+      tracer_.session_begin(session_, &event);
+    } catch (...) {
+      tracer_threw("session_begin");
+    }
+  }
+  void end(const et_trace_event& event) {
+    try {
+      tracer_.session_end(session_, &event);
+    } catch (...) {
+      tracer_threw("session_end");
+    }
+  }
   // An instruction's whole span: one call to a 1.5 tracer, a begin/end pair to an older one.
   // Its name and plugin must come from keep_name() (1.5: they outlive the session's tracer state).
   void span(et_trace_event& event, uint64_t start_ns, uint64_t end_ns) {
     if (tracer_.session_span != nullptr) {
       event.timestamp_ns = end_ns;
-      tracer_.session_span(session_, &event, start_ns);
+      try {
+        tracer_.session_span(session_, &event, start_ns);
+      } catch (...) {
+        tracer_threw("session_span");
+      }
       return;
     }
     event.timestamp_ns = start_ns;
-    tracer_.session_begin(session_, &event);
+    begin(event);
     event.timestamp_ns = end_ns;
-    tracer_.session_end(session_, &event);
+    end(event);
   }
   // A copy of `name` that lives as long as this session (freed after session_destroy).
   const char* keep_name(const std::string& name);
@@ -108,7 +126,11 @@ class TraceSession {
   TraceClock& clock() { return clock_; }
   bool records_values() const { return tracer_.session_value != nullptr && debug_buffer_size_ > 0; }
   void value(const et_trace_event& event, const et_value& value, bool is_method_output) {
-    tracer_.session_value(session_, &event, &value, is_method_output ? 1 : 0);
+    try {
+      tracer_.session_value(session_, &event, &value, is_method_output ? 1 : 0);
+    } catch (...) {
+      tracer_threw("session_value");
+    }
   }
   // The result named `what` ("etdump", "debug_buffer", "chrome_trace", "operator_summary").
   et_error* result(const char* what, std::string* out);
@@ -120,8 +142,14 @@ class TraceSession {
   void deliver_records(bool in_run, bool keep_slot);
   [[gnu::noinline, gnu::cold]] void deliver_full();
   void deliver_pending();  // before a result or the session's end: no run is open
+  // Called in a catch block: keeps the error (the session's results give it),
+  // notes the fault on the plugin and replaces the tracer's recording calls with
+  // ones that do nothing, so a run goes on untraced.
+  [[gnu::cold, gnu::noinline]] void tracer_threw(const char* call) noexcept;
 
   et_tracer_descriptor tracer_{};
+  std::string plugin_;  // the tracer's plugin, for errors
+  std::string fault_;   // why the session stopped recording (tracer_threw); "" while it records
   void* session_ = nullptr;
   size_t debug_buffer_size_ = 0;
   bool batches_ = false;

@@ -1,6 +1,8 @@
 // Opening a tracer session: the one part of tracing that consults the
 // registry (apart so the program layer builds without it, as in
 // tests/program/method_resolver_test).
+#include <cstdio>
+
 #include "../error.h"
 #include "../registry.h"
 #include "tracing.h"
@@ -29,8 +31,18 @@ et_error* TraceSession::create(const std::string& tracer, const std::string& lab
     session->next_ = session->records_.data();
     session->limit_ = session->records_.data() + session->records_.size();
   }
+  session->plugin_ = provider.plugin->name;
   et_trace_session_args args{sizeof(et_trace_session_args), label.c_str(), debug_buffer_size};
-  if (et_error* error = d.session_create(d.user_data, &args, &session->session_)) {
+  et_error* error = nullptr;
+  try {
+    error = d.session_create(d.user_data, &args, &session->session_);
+  } catch (...) {
+    session->session_ = nullptr;  // nothing to destroy: the tracer did not say it made one
+    char where[256];
+    std::snprintf(where, sizeof where, "tracer '%s' session_create", d.name);
+    return plugin_exception_error(provider.plugin->name, where);
+  }
+  if (error != nullptr) {
     if (error->plugin.empty()) error->plugin = provider.plugin->name;
     return error;
   }

@@ -70,11 +70,18 @@ void WorkerPool::set_wake_hook_for_testing(WakeHook hook) { g_wake_hook.store(ho
 
 WorkerPool::WorkerPool(size_t threads) {
   size_t workers = threads > 1 ? threads - 1 : 0;
-  workers_.reserve(workers);
-  for (size_t i = 0; i < workers; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+  try {
+    workers_.reserve(workers);
+    for (size_t i = 0; i < workers; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+  } catch (...) {  // the system refused a thread: the ones started must end before the exception leaves
+    stop_workers();
+    throw;
+  }
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { stop_workers(); }
+
+void WorkerPool::stop_workers() {
   stopping_.store(true);
   epoch_.fetch_add(1);
   futex_wake(&epoch_, INT_MAX);

@@ -49,6 +49,7 @@ class WorkerPool {
 
  private:
   void worker_main(size_t index);
+  void stop_workers();  // wakes every worker to stop, and joins them
   // Claims and runs chunks of the run tagged `epoch` until none are left.
   void work_on(uint32_t epoch, bool by_worker);
   void wait_for_new_epoch(uint32_t seen);

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -109,6 +111,62 @@ TEST(ThreadPool, LeaseGenerationChangesOnResizeAndBadSizesAreRefused) {
   host->service_release(&lease);
   std::string error = error_of([](et_error** e) { return et_threadpool_set_size(0, e); });
   EXPECT_THAT(error, ::testing::HasSubstr("between 1 and 1024"));
+}
+
+// A body that throws (a plugin's kernel breaking the rule) reaches the thread
+// that called parallel_for, as if it had run there; the run ends first (no
+// worker is left in it) and the pool keeps its workers.
+struct Thrower {
+  std::thread::id caller;
+  bool on_caller = false;  // throw on the calling thread's chunks, else on the workers'
+  std::atomic<int> thrown{0};
+};
+
+void throwing_body(void* context, size_t, size_t) {
+  auto* thrower = static_cast<Thrower*>(context);
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  if ((std::this_thread::get_id() == thrower->caller) == thrower->on_caller) {
+    thrower->thrown.fetch_add(1);
+    throw std::runtime_error("body boom");
+  }
+}
+
+struct Helped {
+  std::thread::id caller;
+  std::atomic<size_t> by_others{0};
+};
+
+void helped_body(void* context, size_t begin, size_t end) {
+  auto* helped = static_cast<Helped*>(context);
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  if (std::this_thread::get_id() != helped->caller) helped->by_others.fetch_add(end - begin);
+}
+
+TEST(ThreadPool, AnExceptionFromABodyReachesTheCallerAndThePoolGoesOn) {
+  ASSERT_EQ(et_threadpool_set_size(3, nullptr), ET_OK);
+  for (bool on_caller : {false, true}) {
+    Thrower thrower;
+    thrower.caller = std::this_thread::get_id();
+    thrower.on_caller = on_caller;
+    int caught = 0;
+    for (int round = 0; round < 100 && thrower.thrown.load() == 0; ++round) {
+      try {
+        et_parallel_for(64, 1, throwing_body, &thrower);
+      } catch (const std::runtime_error& error) {
+        EXPECT_STREQ(error.what(), "body boom");
+        ++caught;
+      }
+    }
+    ASSERT_GT(thrower.thrown.load(), 0) << (on_caller ? "the caller" : "no worker") << " ran a chunk";
+    EXPECT_EQ(caught, 1);
+    Coverage coverage(20000);
+    et_parallel_for(coverage.hits.size(), 100, mark, &coverage);
+    for (size_t i = 0; i < coverage.hits.size(); ++i) ASSERT_EQ(coverage.hits[i].load(), 1) << i;
+    Helped helped{std::this_thread::get_id()};
+    for (int round = 0; round < 50 && helped.by_others.load() == 0; ++round)
+      et_parallel_for(64, 1, helped_body, &helped);
+    EXPECT_GT(helped.by_others.load(), 0u) << "the workers no longer help after a body threw";
+  }
 }
 
 }  // namespace

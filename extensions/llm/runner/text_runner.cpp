@@ -45,6 +45,21 @@ int64_t scalar_output(const Method& method, size_t index, const std::string& nam
               "constant method " + name + ": output " + std::to_string(index) + " is not an integer scalar");
 }
 
+// An int64 input of `count` elements; the arrays must outlive the call that sets it.
+et_tensor int64_tensor(const int64_t* data, size_t count, int32_t rank, const int64_t* sizes, const int64_t* strides,
+                       const uint8_t* dim_order) {
+  et_tensor tensor{};
+  tensor.struct_size = sizeof tensor;
+  tensor.dtype = ET_DTYPE_INT64;
+  tensor.rank = rank;
+  tensor.sizes = sizes;
+  tensor.dim_order = dim_order;
+  tensor.strides = strides;
+  tensor.data = const_cast<int64_t*>(data);  // inputs are copied or read, never written
+  tensor.nbytes = tensor.capacity_bytes = count * sizeof(int64_t);
+  return tensor;
+}
+
 }  // namespace
 
 int32_t GenerationConfig::resolve_max_new_tokens(int64_t max_context_len, int64_t num_prompt_tokens) const {
@@ -120,35 +135,15 @@ void TextRunner::load() {
 }
 
 std::vector<float> TextRunner::step(const std::vector<int64_t>& tokens, int64_t start_position) {
+  const uint8_t dim_order[2] = {0, 1};
   const int64_t token_sizes[2] = {1, static_cast<int64_t>(tokens.size())};
   const int64_t token_strides[2] = {static_cast<int64_t>(tokens.size()), 1};
-  const uint8_t dim_order[2] = {0, 1};
-  et_tensor token_tensor{};
-  token_tensor.struct_size = sizeof token_tensor;
-  token_tensor.dtype = ET_DTYPE_INT64;
-  token_tensor.rank = 2;
-  token_tensor.sizes = token_sizes;
-  token_tensor.dim_order = dim_order;
-  token_tensor.strides = token_strides;
-  token_tensor.data = const_cast<int64_t*>(tokens.data());
-  token_tensor.nbytes = token_tensor.capacity_bytes = tokens.size() * sizeof(int64_t);
+  et_tensor token_tensor = int64_tensor(tokens.data(), tokens.size(), 2, token_sizes, token_strides, dim_order);
   forward_->set_input(0, token_tensor);
-
-  int64_t position_value = start_position;
-  const int64_t position_sizes[1] = {1};
-  const int64_t position_strides[1] = {1};
-  et_tensor position_tensor{};
-  if (metadata_.use_kv_cache) {
-    position_tensor.struct_size = sizeof position_tensor;
-    position_tensor.dtype = ET_DTYPE_INT64;
-    position_tensor.rank = 1;
-    position_tensor.sizes = position_sizes;
-    position_tensor.dim_order = dim_order;
-    position_tensor.strides = position_strides;
-    position_tensor.data = &position_value;
-    position_tensor.nbytes = position_tensor.capacity_bytes = sizeof position_value;
-    forward_->set_input(1, position_tensor);
-  }
+  const int64_t position_value = start_position;
+  const int64_t one = 1;
+  et_tensor position_tensor = int64_tensor(&position_value, 1, 1, &one, &one, dim_order);
+  if (metadata_.use_kv_cache) forward_->set_input(1, position_tensor);
   forward_->execute();
 
   const et_value& output = forward_->output(0);

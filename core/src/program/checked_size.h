@@ -27,7 +27,7 @@ template <typename T>
 struct ShapeSize {
   enum class Fault { kNone, kNegativeSize, kByteSizeOverflow, kStrideOverflow };
   Fault fault = Fault::kNone;
-  size_t fault_dim = 0;  // where the fault was found
+  size_t fault_dim = 0;  // where the fault was found, and the size there
   int64_t fault_size = 0;
   size_t numel = 0;   // valid when ok()
   size_t nbytes = 0;  // valid when ok()
@@ -47,32 +47,25 @@ struct ShapeSize {
 };
 
 // Measures a dense tensor of `rank` sizes and `element_size`-byte elements
-// (element_size > 0; 1 measures a plain element count).
+// (element_size > 0: callers refuse unknown dtypes first; 1 measures a plain element count).
 inline ShapeSize measure_shape(const int64_t* sizes, size_t rank, size_t element_size) {
   ShapeSize shape;
+  auto fault = [&](ShapeSize::Fault kind, size_t dim) {
+    shape.fault = kind;
+    shape.fault_dim = dim;
+    shape.fault_size = sizes[dim];
+    return shape;
+  };
   size_t bytes = element_size;  // the element count never overflows first: it is at most the byte size
   // The product of the sizes above 1: an empty tensor still gets dense strides, so a zero size must not
   // hide sizes whose strides overflow int64.
   int64_t extent = 1;
   for (size_t i = 0; i < rank; ++i) {
     const int64_t size = sizes[i];
-    shape.fault_dim = i;
-    shape.fault_size = size;
-    if (size < 0) {
-      shape.fault = ShapeSize::Fault::kNegativeSize;
-      return shape;
-    }
-    if (!checked_mul(bytes, static_cast<size_t>(size), &bytes)) {
-      shape.fault = ShapeSize::Fault::kByteSizeOverflow;
-      return shape;
-    }
-    if (size > 1 && !checked_mul(extent, size, &extent)) {
-      shape.fault = ShapeSize::Fault::kStrideOverflow;
-      return shape;
-    }
+    if (size < 0) return fault(ShapeSize::Fault::kNegativeSize, i);
+    if (!checked_mul(bytes, static_cast<size_t>(size), &bytes)) return fault(ShapeSize::Fault::kByteSizeOverflow, i);
+    if (size > 1 && !checked_mul(extent, size, &extent)) return fault(ShapeSize::Fault::kStrideOverflow, i);
   }
-  shape.fault_dim = 0;
-  shape.fault_size = 0;
   shape.nbytes = bytes;
   shape.numel = bytes / element_size;
   return shape;

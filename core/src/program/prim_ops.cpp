@@ -105,9 +105,12 @@ et_error* unary(et_value* const* args, size_t) {
   return nullptr;
 }
 
-// The element count of one of the host's tensors: its shape passed measure_shape when it was set.
+// The element count of one of the host's tensors. Its shape passed measure_shape when it was declared, set or
+// resized, so the plain product cannot overflow (and fits int64).
 size_t numel_of(const et_tensor& t) {
-  return measure_shape(t.sizes, static_cast<size_t>(t.rank), 1).numel;
+  size_t n = 1;
+  for (int32_t i = 0; i < t.rank; ++i) n *= static_cast<size_t>(t.sizes[i]);
+  return n;
 }
 
 et_error* sym_size(et_value* const* args, size_t) {

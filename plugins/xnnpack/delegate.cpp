@@ -20,8 +20,10 @@ bool takes_range(Op op) {
   switch (op) {
     case Op::FullyConnected: case Op::Conv2d: case Op::DepthwiseConv2d: case Op::Add: case Op::Subtract:
     case Op::Multiply: case Op::Divide: case Op::Clamp: case Op::MaxPool2d: case Op::AvgPool2d:
-    case Op::GlobalAvgPool2d: case Op::ConvTranspose2d:
+    case Op::ConvTranspose2d:
       return true;
+    case Op::GlobalAvgPool2d:
+      return kGlobalAveragePoolingTakesRange;
     default:
       return false;
   }

@@ -71,6 +71,11 @@ namespace etrt::xnn {
   X(pthreadpool_parallelize_1d_tile_1d,                                                         \
     void (*)(pthreadpool_t, pthreadpool_task_1d_tile_1d_t, void*, size_t, size_t, uint32_t))
 
+// The table takes each entry's type from its prototype, deprecated ones included: with the XNNPACK
+// built from source (ETRT_XNNPACK_STATIC) those entries hold adapters over the current API
+// (xnn_library_static.cpp), and no deprecated function is ever called.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct Library {
 #define ETRT_XNN_MEMBER(name) decltype(&::name) name = nullptr;
   ETRT_XNN_FUNCTIONS(ETRT_XNN_MEMBER)
@@ -82,9 +87,23 @@ struct Library {
   std::string path;       // the file the loader actually mapped
   bool deep_bind = false; // opened with RTLD_DEEPBIND
 };
+#pragma GCC diagnostic pop
 
-// Opens libXNNPACK (once per process), resolves every function and calls
-// xnn_initialize. Returns nullptr and sets *error when anything fails.
+// The one compile-time switch between the two XNNPACKs the plugin can run on:
+// - Debian's 2022 library, opened by path at first use (xnn_library.cpp), the default;
+// - XNNPACK built from pinned source (ETRT_XNNPACK_FROM_SOURCE) and linked statically with hidden
+//   symbols (xnn_library_static.cpp), which defines ETRT_XNNPACK_STATIC.
+#ifdef ETRT_XNNPACK_STATIC
+inline constexpr bool kXnnpackLinkedStatically = true;
+#else
+inline constexpr bool kXnnpackLinkedStatically = false;
+#endif
+// The current XNNPACK computes a global average as a mean reduction, which takes no output range:
+// the delegate bounds it with a clamp node of its own.
+inline constexpr bool kGlobalAveragePoolingTakesRange = !kXnnpackLinkedStatically;
+
+// Opens libXNNPACK (once per process; with the static XNNPACK, fills the table from the
+// linked functions), resolves every function and calls xnn_initialize. Returns nullptr and sets *error when anything fails.
 const Library* library(std::string* error);
 
 // An ETRT_* setting read through the host (plugin_entry.cpp): plugins never read the environment themselves.

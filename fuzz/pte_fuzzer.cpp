@@ -5,8 +5,9 @@
 // -malloc_limit_mb is a finding.
 //
 // Built by fuzz/CMakeLists.txt as pte_fuzzer (clang, ETRT_BUILD_FUZZERS=ON,
-// see fuzz/run_fuzzer.sh) and, with any compiler, into pte_fuzz_replay, which
-// runs this entry point over files (fuzz/replay_main.cpp).
+// see fuzz/run_fuzzer.sh), into pte_struct_fuzzer with the structure-aware
+// mutator (pte_struct_fuzzer.cpp) and, with any compiler, into pte_fuzz_replay,
+// which runs this entry point over files (fuzz/replay_main.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang (libFuzzer + AddressSanitizer + UBSan, the whole
 # project instrumented) in their own build directory and runs each for a bounded
-# time: pte (the program loader and executor), manifest (plugin manifest reader
-# and schema validation), xnnpack_blob (the XNNPACK delegate blob parser), npy
+# time: pte (the program loader and executor), pte_struct (the same, with a
+# structure-aware mutator: fields of the program and of its XNNPACK blobs, run with
+# the XNNPACK plugin), manifest (plugin manifest reader and schema validation),
+# xnnpack_blob (the XNNPACK delegate blob parser), npy
 # (the command line tool's .npy reader), etdump (the etdump tracer's sessions and
 # its ETDump / debug buffer / Chrome trace writers). Exits non-zero when a fuzzer finds a
 # crash, a leak, a timeout or an out-of-memory; the reproducer is left in
@@ -10,12 +12,12 @@
 # `LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so) build-fuzz/bin/NAME_fuzzer FILE`
 # or, in any build, `bin/NAME_fuzz_replay FILE`), and belongs in fuzz/corpus/NAME
 # once fixed (pte: the program-level findings; tests/program/corrupt holds the
-# hand-made corrupt programs).
+# hand-made corrupt programs). pte_struct's findings replay with pte_fuzz_replay.
 #
 # CI needs: apt-get install -y clang libclang-rt-14-dev   (Debian 12: clang 14)
 #
 # Environment:
-#   FUZZ_TARGETS    which fuzzers run, in order (default "pte manifest xnnpack_blob npy etdump")
+#   FUZZ_TARGETS    which fuzzers run, in order (default "pte pte_struct manifest xnnpack_blob npy etdump")
 #   FUZZ_SECONDS    fuzzing time per target (default 60)
 #   FUZZ_BUILD_DIR  build directory (default <repo>/build-fuzz)
 #   FUZZ_CORPUS     working corpora, NAME/ per target, grow across runs (default $FUZZ_BUILD_DIR/fuzz/corpus)
@@ -32,7 +34,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-pte manifest xnnpack_blob npy etdump}
+TARGETS=${FUZZ_TARGETS:-pte pte_struct manifest xnnpack_blob npy etdump}
 CORPUS=${FUZZ_CORPUS:-$BUILD/fuzz/corpus}
 ARTIFACTS=${FUZZ_ARTIFACTS:-$BUILD/fuzz/artifacts}
 export CC=${CC:-clang} CXX=${CXX:-clang++}
@@ -62,14 +64,16 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DCMAKE_MODULE_LINKER_FLAGS="$LINK" ${FUZZ_CMAKE_ARGS:-} >/dev/null
 BUILD_TARGETS=(parser_fuzz_seed_corpus)
 for name in $TARGETS; do BUILD_TARGETS+=("${name}_fuzzer"); done
-# The program fuzzer runs the programs it loads: it needs their seeds and the kernels.
+# The program fuzzers run the programs they load: they need their seeds, the kernels and (pte_struct) XNNPACK.
 if [[ " $TARGETS " == *" pte "* ]]; then BUILD_TARGETS+=(pte_fuzz_seed_corpus etrt_plugin_kernels_optimized); fi
+if [[ " $TARGETS " == *" pte_struct "* ]]; then BUILD_TARGETS+=(etrt_plugin_kernels_optimized etrt_plugin_xnnpack); fi
 cmake --build "$BUILD" -j "${FUZZ_JOBS:-2}" --target "${BUILD_TARGETS[@]}"
 
 # Seeds of pte: the reference programs and the corrupt programs of the tests, less
 # the ones that reproduce bugs already reported (fuzz/known_crashes.txt) -- the
 # fuzzer would stop on them at once. (planned_offset_8gib.pte, 8 GiB of planned
-# memory, is refused by the harness's ETRT_MAX_PLANNED_MEMORY=256M.) The parser
+# memory, is refused by the harness's ETRT_MAX_PLANNED_MEMORY=256M.) pte_struct starts
+# from the small reference programs and hand-made seeds in fuzz/corpus/pte_struct. The parser
 # targets start from the real files fuzz/make_seeds.py extracted and the committed
 # regression corpus fuzz/corpus/NAME (manifest: also the test plugins' manifests).
 seed_dirs() {
@@ -87,10 +91,18 @@ seed_dirs() {
       cp "$f" "$seeds/corrupt_$base"
     done
     echo "$seeds $ROOT/fuzz/corpus/pte"
+  elif [ "$name" = pte_struct ]; then
+    echo "$ROOT/fuzz/corpus/pte_struct"
   else
     echo "$BUILD/fuzz/parser_seeds/$name $ROOT/fuzz/corpus/$name"
     if [ "$name" = manifest ] && [ -d "$BUILD/tests/plugins/manifests" ]; then echo "$BUILD/tests/plugins/manifests"; fi
   fi
+}
+
+# Per-target libFuzzer options: a crossover of two pte_struct programs may outgrow its largest
+# seed, the length libFuzzer would allow by default.
+target_args() {
+  if [ "$1" = pte_struct ]; then echo "-max_len=32768"; fi
 }
 
 export ETRT_PLUGIN_PATH= ETRT_NUM_THREADS=1
@@ -112,7 +124,7 @@ for name in $TARGETS; do
   # waits for it. The shared ASan runtime must be the first library loaded.
   setsid --wait env LD_PRELOAD="$ASAN_RUNTIME" "$BUILD/bin/${name}_fuzzer" "$corpus" "$@" \
     -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_EXTRA_ARGS:-} > "$log" 2>&1 &
+    -artifact_prefix="$artifacts/" -print_final_stats=1 $(target_args "$name") ${FUZZ_EXTRA_ARGS:-} > "$log" 2>&1 &
   fuzzer_pid=$!
   wait "$fuzzer_pid" || target_status=$?
   kill -KILL -- "-$fuzzer_pid" 2>/dev/null || true

@@ -243,6 +243,11 @@ TEST(LdCache, AgreesWithLdconfigOnThisSystem) {
     EXPECT_TRUE(listed) << soname << " => " << path << " is not in what this reader found";
     ++compared;
   }
+  // Under user-mode emulation (the aarch64 stage runs this under qemu on an x86_64 machine) the
+  // cache is the host's: it lists no library of this process's architecture, so there is nothing
+  // to compare, and the reader rightly finds nothing.
+  if (compared == 0 && listing.find(kLdconfigTag) == std::string::npos)
+    GTEST_SKIP() << "ldconfig -p lists no library tagged " << kLdconfigTag << " (an emulated run: the cache is the host's)";
   EXPECT_GT(compared, 10u);
   EXPECT_FALSE(ld_cache_lookup("libc.so.6", "/etc/ld.so.cache").entries.empty());
 }

@@ -259,7 +259,9 @@ bool value_rewire(XnnBlob& blob, Random& random) {
   return true;
 }
 
-// A value loses a consumer: the node reading it goes, or reads something else instead.
+// A value loses a consumer: the node reading it goes, or reads something else instead -- most often
+// another value of the same shape and element type (one there before the reader runs, when there is one), so
+// that the graph still passes the shape checks and reaches XNNPACK with a node output nothing reads.
 bool drop_consumer(XnnBlob& blob, Random& random) {
   auto& nodes = blob.graph->nodes;
   struct Use {
@@ -272,15 +274,33 @@ bool drop_consumer(XnnBlob& blob, Random& random) {
       if (*input != 0xFFFFFFFFu) uses.push_back({n, input});
   if (uses.empty()) return false;
   Use use = random.pick(uses);
-  if (random.one_in(2)) {
+  if (random.one_in(3)) {
     nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(use.node));
     return true;
   }
-  uint32_t producer_output = *use.field;
-  std::vector<uint32_t> others;
-  for (const Use& u : uses)
-    if (*u.field != producer_output) others.push_back(*u.field);
-  *use.field = others.empty() ? some_value_id(*blob.graph, *use.field, random) : random.pick(others);
+  const xnnblob::TensorValueT* dropped = nullptr;
+  std::vector<const xnnblob::TensorValueT*> tensors;
+  for (auto& value : blob.graph->values)
+    if (const xnnblob::TensorValueT* t = tensor_of(*value)) {
+      tensors.push_back(t);
+      if (t->id == *use.field) dropped = t;
+    }
+  // Values there before the reader runs (graph inputs, constants, earlier nodes' outputs) keep the order valid.
+  std::vector<uint32_t> earlier;
+  for (size_t n = 0; n < use.node; ++n)
+    for (uint32_t* output : fields_of(*nodes[n]).outputs) earlier.push_back(*output);
+  std::vector<uint32_t> available_alike, alike, others;
+  for (const xnnblob::TensorValueT* t : tensors) {
+    if (t->id == *use.field) continue;
+    others.push_back(t->id);
+    if (dropped == nullptr || t->shape != dropped->shape || t->element_type != dropped->element_type) continue;
+    alike.push_back(t->id);
+    if ((t->io_flags & 1) != 0 || t->constant_index != 0 || std::find(earlier.begin(), earlier.end(), t->id) != earlier.end())
+      available_alike.push_back(t->id);
+  }
+  if (!available_alike.empty() && !random.one_in(3)) *use.field = random.pick(available_alike);
+  else if (!alike.empty() && !random.one_in(4)) *use.field = random.pick(alike);
+  else *use.field = others.empty() ? some_value_id(*blob.graph, *use.field, random) : random.pick(others);
   return true;
 }
 

@@ -10,6 +10,7 @@
 //   - crossover copies pieces between programs.
 // Mutants are not run here: that is the fuzzer's job (fuzz/run_fuzzer.sh).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -142,6 +143,8 @@ TEST(StructureMutator, RoundTripKeepsEveryReferenceProgramRunning) {
   }
   // Equal results mean something only where the programs ran: nearly all of them, XNNPACK's included
   // (their blobs in segments and inline).
+  std::printf("%zu programs (%zu ran cleanly), %zu blobs (%zu programs with blobs ran cleanly)\n", programs, clean,
+              blobs, clean_with_blobs);
   EXPECT_GE(programs, 60u);
   EXPECT_GE(clean, programs - 5) << clean << " of " << programs << " programs ran cleanly";
   EXPECT_GE(blobs, 20u);

@@ -481,7 +481,10 @@ typedef void (*et_parallel_body)(void* context, size_t begin, size_t end);
 #if ET_ABI_TARGET_MINOR >= 1
 /* A borrowed host service. While leased, the service stays valid (the thread
  * pool is not resized under a lease). `generation` changes whenever the
- * service object is replaced, so plugins can drop state tied to an old one. */
+ * service object is replaced, so plugins can drop state tied to an old one.
+ * A lease may be released on any thread (releasing it twice is harmless). Hold
+ * one only for the call that took it: a resize waits for held leases at most
+ * 5 s, then fails naming how long one has been held. */
 typedef struct et_service_lease {
   size_t struct_size;
   void* handle;           /* e.g. pthreadpool_t for "pthreadpool" */

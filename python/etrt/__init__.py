@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from . import _etrt
 from ._etrt import Error
@@ -77,25 +77,59 @@ def num_threads() -> int:
 
 # ----------------------------------------------------------------- metadata
 
+# ExecuTorch's ScalarType names (executorch/runtime/core/portable_type/scalar_type.h), by code: what its
+# TensorInfo prints as dtype.
+_SCALAR_TYPE_NAMES = {
+    0: "Byte", 1: "Char", 2: "Short", 3: "Int", 4: "Long", 5: "Half", 6: "Float", 7: "Double",
+    8: "ComplexHalf", 9: "ComplexFloat", 10: "ComplexDouble", 11: "Bool", 12: "QInt8", 13: "QUInt8",
+    14: "QInt32", 15: "BFloat16", 16: "QUInt4x2", 17: "QUInt2x4", 18: "Bits1x8", 19: "Bits2x4", 20: "Bits4x2",
+    21: "Bits8", 22: "Bits16", 23: "Float8_e5m2", 24: "Float8_e4m3fn", 25: "Float8_e5m2fnuz",
+    26: "Float8_e4m3fnuz", 27: "UInt16", 28: "UInt32", 29: "UInt64",
+}
+
+# et_value_tag: the kind of a method's input or output.
+_TAG_TENSOR = 5
+_VALUE_KINDS = {0: "None", 1: "int", 2: "bool", 3: "float", 4: "str", 5: "Tensor"}
+
+# et_shape_dynamism, as the program declares each tensor's shape.
+_SHAPE_DYNAMISM = {0: "static", 1: "dynamic_bound", 2: "dynamic_unbound"}
+
+
 class TensorInfo:
-    """Shape and type of one tensor input or output (as in executorch)."""
+    """Shape and type of one tensor input or output (as in executorch), plus whether its shape is
+    dynamic. Prints as executorch's: TensorInfo(sizes=[3, 5], dtype=Float, is_memory_planned=True,
+    nbytes=60); a dynamic shape adds shape_dynamism=..."""
 
     def __init__(self, info: Dict[str, Any]) -> None:
         self._info = info
 
-    def sizes(self):
+    def sizes(self) -> Tuple[int, ...]:
         """Sizes (the upper bound for dynamic shapes)."""
         return tuple(self._info["sizes"])
 
     def dtype(self) -> int:
-        """ExecuTorch ScalarType code (6 = float32, ...)."""
+        """ExecuTorch ScalarType code (6 = Float, ...); dtype_name() gives its name."""
         return self._info["dtype"]
 
+    def dtype_name(self) -> str:
+        """The ScalarType's name, as executorch prints it ("Float", "Long", "BFloat16", ...)."""
+        return _SCALAR_TYPE_NAMES.get(self.dtype(), f"ScalarType({self.dtype()})")
+
     def nbytes(self) -> int:
+        """Bytes of the tensor (at the upper bound for dynamic shapes)."""
         return self._info["nbytes"]
 
-    def dim_order(self):
+    def dim_order(self) -> Tuple[int, ...]:
         return tuple(self._info["dim_order"])
+
+    def shape_dynamism(self) -> str:
+        """How the program declares the shape: "static", "dynamic_bound" (sizes() is the upper bound)
+        or "dynamic_unbound"."""
+        return _SHAPE_DYNAMISM.get(self._info["dynamism"], "static")
+
+    def is_dynamic(self) -> bool:
+        """True when the shape may change between runs (sizes() is then its upper bound)."""
+        return self.shape_dynamism() != "static"
 
     def is_memory_planned(self) -> bool:
         """True when the program places this tensor in one of its planned buffers
@@ -103,7 +137,9 @@ class TensorInfo:
         return self._info["memory_id"] > 0
 
     def __repr__(self) -> str:
-        return f"TensorInfo(sizes={list(self.sizes())}, dtype={self.dtype()}, nbytes={self.nbytes()})"
+        dynamism = f", shape_dynamism={self.shape_dynamism()}" if self.is_dynamic() else ""
+        return (f"TensorInfo(sizes={list(self.sizes())}, dtype={self.dtype_name()}, "
+                f"is_memory_planned={self.is_memory_planned()}, nbytes={self.nbytes()}{dynamism})")
 
 
 class MethodMeta:
@@ -124,6 +160,7 @@ class MethodMeta:
         return self._info["num_outputs"]
 
     def num_attributes(self) -> int:
+        """Attribute tensors the method exposes: etrt's programs expose none."""
         return 0
 
     def num_memory_planned_buffers(self) -> int:
@@ -134,7 +171,7 @@ class MethodMeta:
         if not 0 <= index < limit:
             raise IndexError(f"{'output' if output else 'input'} index {index} out of range (0..{limit - 1})")
         info = self._program.io_info(self._name, output, index)
-        if info["tag"] != 5:
+        if info["tag"] != _TAG_TENSOR:
             raise ValueError(f"{'output' if output else 'input'} {index} of {self._name!r} is not a tensor")
         return TensorInfo(info)
 
@@ -144,9 +181,21 @@ class MethodMeta:
     def output_tensor_meta(self, index: int) -> TensorInfo:
         return self._tensor(True, index)
 
+    def attribute_tensor_meta(self, index: int) -> TensorInfo:
+        raise IndexError(f"attribute index {index} out of range: method {self._name!r} has no attribute tensors")
+
+    def _io_texts(self, output: bool) -> List[str]:
+        """Each input's or output's TensorInfo text; a value that is not a tensor by its kind."""
+        texts = []
+        for index in range(self.num_outputs() if output else self.num_inputs()):
+            info = self._program.io_info(self._name, output, index)
+            texts.append(repr(TensorInfo(info)) if info["tag"] == _TAG_TENSOR else _VALUE_KINDS.get(info["tag"], "None"))
+        return texts
+
     def __repr__(self) -> str:
         return (f"MethodMeta(name={self._name!r}, num_inputs={self.num_inputs()}, "
-                f"num_outputs={self.num_outputs()})")
+                f"input_tensor_meta={self._io_texts(False)}, num_outputs={self.num_outputs()}, "
+                f"output_tensor_meta={self._io_texts(True)})")
 
 
 # ------------------------------------------------------------------ running
@@ -170,7 +219,6 @@ def _torch_to_numpy(t: Any):
         return t.contiguous().numpy()
 
 
-_TAG_TENSOR = 5
 _DTYPE_BFLOAT16 = 15
 
 
@@ -256,14 +304,15 @@ class Program:
         takes that name back, as it is or as the original bytes."""
         return set(self._program.method_names)
 
-    def load_method(self, name: Union[str, bytes]) -> Optional[Method]:
+    def load_method(self, name: Union[str, bytes]) -> Method:
         """Loads (once) and returns the method; loads the plugins it needs.
-        Unknown names return None, as executorch does."""
+        A name the program lacks raises KeyError, as executorch does."""
         name = _method_name(name)
         method = self._methods.get(name)
         if method is None:
             if name not in self._program.method_names:
-                return None
+                raise KeyError(f"{name!r}: the program has no such method (it has "
+                               f"{', '.join(repr(n) for n in sorted(self._program.method_names))})")
             loaded = self._program.load_method(name)
             if self._trace is not None:
                 loaded.set_trace_session(self._trace)

@@ -43,8 +43,10 @@ def test_a_method_name_that_is_not_utf8_leaves_the_program_usable(models_dir, tm
     assert program.metadata(b"enc\xffde").num_inputs() == 1
     assert program.metadata(BAD_NAME).input_tensor_meta(0).sizes() == (3, 16)
     assert "aten::tanh.out" in program.operators(BAD_NAME)
-    # A name the program lacks: None from load_method (as executorch), and a readable error that shows the byte.
-    assert program.load_method("enc\udcfede") is None
+    # A name the program lacks: KeyError from load_method (as executorch), and a readable error that shows the byte.
+    with pytest.raises(KeyError) as missing:
+        program.load_method("enc\udcfede")
+    assert missing.value.args[0].startswith("'enc\\udcfede': the program has no such method"), missing.value
     with pytest.raises(etrt.Error, match=r"no method named 'enc\\xfede'"):
         program.metadata("enc\udcfede")
 

@@ -61,5 +61,7 @@ def test_method_metadata_as_executorch_names_it(models_dir):
     assert meta.num_memory_planned_buffers() >= 1
     with pytest.raises(IndexError):
         meta.input_tensor_meta(1)
-    assert program.load_method("no_such_method") is None
+    with pytest.raises(KeyError) as missing:
+        program.load_method("no_such_method")
+    assert missing.value.args == ("'no_such_method': the program has no such method (it has 'encode', 'forward')",)
     assert program.load_method("forward").metadata.name() == "forward"

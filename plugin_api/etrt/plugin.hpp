@@ -289,3 +289,6 @@ class Host {
 };
 
 }  // namespace etrt::plugin
+
+// What earlier SDK minors offered and today's replaces: compiles, with a warning naming the replacement.
+#include "etrt/deprecated.hpp"

@@ -249,7 +249,10 @@ bool parse_npy(const uint8_t* bytes, size_t size, const std::string& name, NpyAr
   return true;
 }
 
-bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
+namespace {
+
+// The whole file; false with *error naming it and the problem.
+bool read_file(const std::string& path, std::vector<uint8_t>* bytes, std::string* error) {
   std::error_code ec;
   // A FIFO or device would block or never end; a directory opens but cannot be read.
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -261,12 +264,35 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     *error = path + ": cannot open";
     return false;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  bytes->assign(std::istreambuf_iterator<char>(in), {});
   if (in.bad()) {
     *error = path + ": read error";
     return false;
   }
-  return parse_npy(bytes.data(), bytes.size(), path, out, error);
+  return true;
+}
+
+}  // namespace
+
+bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
+  std::vector<uint8_t> bytes;
+  return read_file(path, &bytes, error) && parse_npy(bytes.data(), bytes.size(), path, out, error);
+}
+
+bool read_input_file(const std::string& path, const NpyArray& declared, NpyArray* out, std::string* error) {
+  std::vector<uint8_t> bytes;
+  if (!read_file(path, &bytes, error)) return false;
+  static constexpr char kMagic[] = "\x93NUMPY";
+  if (bytes.size() >= 6 && std::memcmp(bytes.data(), kMagic, 6) == 0)
+    return parse_npy(bytes.data(), bytes.size(), path, out, error);
+  if (bytes.size() != declared.data.size()) {
+    *error = path + ": neither a .npy file nor the input's raw bytes: " + std::to_string(bytes.size()) +
+             " bytes, the input takes " + std::to_string(declared.data.size());
+    return false;
+  }
+  *out = declared;
+  out->data = std::move(bytes);
+  return true;
 }
 
 bool encode_npy(const NpyArray& array, std::string* bytes, std::string* problem) {

@@ -38,8 +38,9 @@ void print_list(const char* label, const std::vector<std::string>& items) {
 }
 
 void print_text(etrt::Runtime& runtime) {
-  std::printf("etrt %s — plugin ABI %d.0-%d.%d, thread pool: %zu threads\n\n", et_version(), ET_ABI_MAJOR,
-              ET_ABI_MAJOR, ET_ABI_MINOR, runtime.num_threads());
+  const size_t threads = runtime.num_threads();
+  std::printf("etrt %s — plugin ABI %d.0-%d.%d, thread pool: %zu thread%s\n\n", et_version(), ET_ABI_MAJOR,
+              ET_ABI_MAJOR, ET_ABI_MINOR, threads, threads == 1 ? "" : "s");
   std::printf("Manifests searched (in order):\n");
   for (const std::string& manifest : runtime.manifests()) std::printf("  %s\n", shown(manifest).c_str());
 
@@ -95,18 +96,34 @@ int run_plugins_command(int argc, char** argv) {
   bool json = false, load_all = false;
   etrt::Runtime& runtime = etrt::Runtime::get();
   for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(
+          "usage: etrt plugins [--json] [--load-all] [--manifest PATH]...\n\n"
+          "Lists the manifests searched, the plugins they declare (loaded or not), what each provides, and the\n"
+          "loader's decisions (providers that lost, files rejected and why).\n\n"
+          "options:\n"
+          "  --json            one JSON document instead of text\n"
+          "  --load-all        load every declared plugin first (failures are listed as rejections)\n"
+          "  --manifest PATH   also search this manifest file or directory (repeatable)\n"
+          "  -h, --help        this help\n");
+      return 0;
+    }
     if (std::strcmp(argv[i], "--json") == 0) {
       json = true;
     } else if (std::strcmp(argv[i], "--load-all") == 0) {
       load_all = true;
-    } else if (std::strcmp(argv[i], "--manifest") == 0 && i + 1 < argc) {
+    } else if (std::strcmp(argv[i], "--manifest") == 0 && i + 1 == argc) {
+      std::fprintf(stderr, "etrt plugins: --manifest needs a value (PATH)\n");
+      return 2;
+    } else if (std::strcmp(argv[i], "--manifest") == 0) {
       try {
         runtime.add_manifest(argv[++i]);
       } catch (const etrt::Error& error) {
         std::fprintf(stderr, "etrt: %s\n", terminal_text(error.what(), Newlines::keep).c_str());  // also listed under "Rejected"
       }
     } else {
-      std::fprintf(stderr, "etrt plugins: unknown option '%s'\n", shown(argv[i]).c_str());
+      std::fprintf(stderr, "etrt plugins: unknown option '%s' (etrt plugins --help lists the options)\n",
+                   shown(argv[i]).c_str());
       return 2;
     }
   }

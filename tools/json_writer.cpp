@@ -1,0 +1,132 @@
+#include "json_writer.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace etrt::tools {
+namespace {
+
+void append_escape(std::string& out, uint32_t unit) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(unit & 0xffff));
+  out += buffer;
+}
+
+// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629) and its code point; 0
+// when there is none. (etrt_base's utf8_sequence replaces it once base/ is in.)
+size_t utf8_sequence(std::string_view text, uint32_t* code_point) {
+  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
+  const uint8_t lead = byte(0);
+  const size_t length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
+                        : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  if (length == 0 || text.size() < length) return 0;
+  uint32_t value = lead & (0x7f >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    value = (value << 6) | (byte(i) & 0x3f);
+  }
+  const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < smallest[length] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return 0;
+  *code_point = value;
+  return length;
+}
+
+}  // namespace
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') out += {'\\', static_cast<char>(c)};
+      else if (c < 0x20 || c == 0x7f) append_escape(out, c);
+      else out += static_cast<char>(c);
+      ++at;
+      continue;
+    }
+    uint32_t code_point = 0;
+    const size_t length = utf8_sequence(text.substr(at), &code_point);
+    if (length == 0) {
+      append_escape(out, 0xfffd);
+      ++at;
+    } else if (code_point >= 0x10000) {
+      append_escape(out, 0xd800 + ((code_point - 0x10000) >> 10));
+      append_escape(out, 0xdc00 + ((code_point - 0x10000) & 0x3ff));
+      at += length;
+    } else {
+      append_escape(out, code_point);
+      at += length;
+    }
+  }
+  return out + "\"";
+}
+
+void JsonWriter::member(std::string_view key) {
+  if (!first_) out_ += ',';
+  first_ = false;
+  if (!key.empty()) out_ += json_string(key) + ':';
+}
+
+JsonWriter& JsonWriter::begin_object(std::string_view key) {
+  member(key);
+  out_ += '{';
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  out_ += '}';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array(std::string_view key) {
+  member(key);
+  out_ += '[';
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  out_ += ']';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view key, std::string_view value) {
+  member(key);
+  out_ += json_string(value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(std::string_view key, double value) {
+  member(key);
+  if (!std::isfinite(value)) {
+    out_ += "null";
+    return *this;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", value);
+  out_ += buffer;
+  return *this;
+}
+
+JsonWriter& JsonWriter::integer(std::string_view key, int64_t value) {
+  member(key);
+  out_ += std::to_string(value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(std::string_view key, bool value) {
+  member(key);
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::null(std::string_view key) {
+  member(key);
+  out_ += "null";
+  return *this;
+}
+
+}  // namespace etrt::tools

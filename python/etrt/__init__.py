@@ -457,3 +457,10 @@ def _data_sources(data_path) -> list:
                 raise TypeError(f"data_path entries must be paths, bytes or file objects, got {type(item).__name__}")
         return list(data_path)
     raise TypeError(f"data_path must be a path, bytes, a file object or a list of them, got {type(data_path).__name__}")
+
+
+# Plugins installed by pip (entry points of the group etrt.plugins, python/etrt/_entry_points.py):
+# their manifests are registered, nothing is loaded.
+from ._entry_points import plugin_packages, register_installed_plugins as _register_installed_plugins  # noqa: E402
+
+_register_installed_plugins()

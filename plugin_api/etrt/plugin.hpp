@@ -290,5 +290,38 @@ class Host {
 
 }  // namespace etrt::plugin
 
+// ------------------------------------------------------------ the entry point
+//
+// ETRT_PLUGIN(name, version, description, init) writes what every plugin's
+// entry point is: its et_plugin_info, reporting ET_ABI_TARGET_MINOR (the minor
+// the plugin is built for, so one built for an older minor says so), the
+// exported et_plugin_entry, which negotiates the ABI version with the host
+// (et_plugin_answer_offer), and init called inside fence(), so an exception
+// it throws becomes the load's error instead of crossing the C ABI. Once per
+// plugin, at global scope, after init:
+//
+//   et_error* init(const et_host_api* host, et_plugin_handle* self) {
+//     host_helper.bind(host, self);
+//     return etrt::plugin::register_kernels(host_helper, kKernels);
+//   }
+//   ETRT_PLUGIN("my_ops", "1.0.0", "my custom operators", init)
+//
+// init is anything callable as init(host, self) returning et_error*, a lambda
+// too (it may hold commas: it is the macro's last argument). name, version and
+// description must live as long as the plugin (string literals). Writing
+// et_plugin_info and et_plugin_entry by hand keeps working: a helper, not a rule.
+#define ETRT_PLUGIN(name, version, description, ...)                                                          \
+  namespace {                                                                                                 \
+  et_error* etrt_plugin_fenced_init_(const et_host_api* etrt_host_, et_plugin_handle* etrt_self_) noexcept {  \
+    return ::etrt::plugin::fence(etrt_host_, "init",                                                          \
+                                 [&]() -> et_error* { return (__VA_ARGS__)(etrt_host_, etrt_self_); });       \
+  }                                                                                                           \
+  constexpr et_plugin_info etrt_plugin_info_ = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR,    \
+                                                (name), (version), (description), etrt_plugin_fenced_init_}; \
+  }                                                                                                           \
+  extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {     \
+    return et_plugin_answer_offer(offer, answer, &etrt_plugin_info_);                                         \
+  }
+
 // What earlier SDK minors offered and today's replaces: compiles, with a warning naming the replacement.
 #include "etrt/deprecated.hpp"

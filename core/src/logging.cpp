@@ -10,14 +10,19 @@
 namespace etrt {
 namespace {
 
-spdlog::level::level_enum level_from_env() {
+// The level ETRT_LOG_LEVEL names. An unknown name goes to *rejected and the default is used, as for every
+// ETRT_* setting: it must not silence errors, and the typo is reported, naming the variable.
+spdlog::level::level_enum level_from_env(std::string* rejected) {
   // secure_getenv: in a setuid or setgid process the caller does not choose what etrt logs (the rule every
   // ETRT_* setting follows).
   const char* text = secure_getenv("ETRT_LOG_LEVEL");
   if (text == nullptr || *text == '\0') return spdlog::level::warn;
   auto level = spdlog::level::from_str(text);
-  // from_str maps unknown names to "off"; an unknown name should not silence errors.
-  if (level == spdlog::level::off && std::string(text) != "off") return spdlog::level::warn;
+  // from_str maps unknown names to "off".
+  if (level == spdlog::level::off && std::string(text) != "off") {
+    *rejected = text;
+    return spdlog::level::warn;
+  }
   return level;
 }
 
@@ -28,7 +33,11 @@ spdlog::logger& logger() {
     auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     auto* created = new spdlog::logger("etrt", std::move(sink));
     created->set_pattern("[etrt %l] %v");
-    created->set_level(level_from_env());
+    std::string rejected;
+    created->set_level(level_from_env(&rejected));
+    if (!rejected.empty())
+      created->warn("ignoring ETRT_LOG_LEVEL='{}': expected trace, debug, info, warn, error, critical or off; "
+                    "using the default (warn)", rejected);
     return created;
   }();
   return *instance;

@@ -134,6 +134,13 @@ void TextRunner::load() {
   }
 }
 
+void TextRunner::load_timed() {
+  if (is_loaded()) return;
+  stats_.model_load_start_ms = now_ms();
+  load();
+  stats_.model_load_end_ms = now_ms();
+}
+
 std::vector<float> TextRunner::step(const std::vector<int64_t>& tokens, int64_t start_position) {
   const uint8_t dim_order[2] = {0, 1};
   const int64_t token_sizes[2] = {1, static_cast<int64_t>(tokens.size())};
@@ -184,35 +191,48 @@ uint64_t TextRunner::prefill(const std::vector<uint64_t>& prompt, int64_t& posit
   return Sampler::argmax(logits);
 }
 
+std::vector<uint64_t> TextRunner::encode_prompt(const std::string& prompt, const GenerationConfig& config,
+                                                const char* caller) {
+  const std::string where(caller);
+  if (prompt.empty()) throw Error(ET_ERR_INVALID_ARGUMENT, where + ": the prompt is empty");
+  std::vector<uint64_t> tokens = tokenizer_->encode(prompt, config.num_bos, config.num_eos);
+  const int64_t num_tokens = static_cast<int64_t>(tokens.size());
+  const int64_t context_left = metadata_.max_context_len - position_;
+  if (num_tokens < 1) throw Error(ET_ERR_INVALID_ARGUMENT, where + ": the prompt encodes to no token");
+  if (num_tokens >= context_left)
+    throw Error(ET_ERR_INVALID_ARGUMENT,
+                where + ": the prompt has " + std::to_string(num_tokens) + " tokens, the context has room for " +
+                    std::to_string(context_left - 1) + " (" + kMaxContextLen + " " +
+                    std::to_string(metadata_.max_context_len) + ", position " + std::to_string(position_) + ")");
+  for (uint64_t id : tokens)
+    if (metadata_.vocab_size && id >= static_cast<uint64_t>(*metadata_.vocab_size))
+      throw Error(ET_ERR_INVALID_ARGUMENT,
+                  where + ": prompt token " + std::to_string(id) + " is outside the model's vocabulary");
+  return tokens;
+}
+
+void TextRunner::prefill(const std::string& prompt, const GenerationConfig& config) {
+  load_timed();
+  const std::vector<uint64_t> tokens = encode_prompt(prompt, config, "prefill");
+  int64_t position = position_;
+  prefill(tokens, position);
+  position_ = position;  // only once the whole prompt is in the cache
+}
+
 void TextRunner::generate(const std::string& prompt, const GenerationConfig& config,
                           const TokenCallback& token_callback, const StatsCallback& stats_callback) {
-  if (prompt.empty()) throw Error(ET_ERR_INVALID_ARGUMENT, "generate: the prompt is empty");
-  if (!is_loaded()) {
-    stats_.model_load_start_ms = now_ms();
-    load();
-    stats_.model_load_end_ms = now_ms();
-  }
+  load_timed();
   stats_.inference_start_ms = now_ms();
   stop_requested_ = false;
-  const std::vector<uint64_t> prompt_tokens = tokenizer_->encode(prompt, config.num_bos, config.num_eos);
+  const std::vector<uint64_t> prompt_tokens = encode_prompt(prompt, config, "generate");
   stats_.token_encode_end_ms = now_ms();
   const int64_t num_prompt_tokens = static_cast<int64_t>(prompt_tokens.size());
   const int64_t context_left = metadata_.max_context_len - position_;
-  if (num_prompt_tokens < 1) throw Error(ET_ERR_INVALID_ARGUMENT, "generate: the prompt encodes to no token");
-  if (num_prompt_tokens >= context_left)
-    throw Error(ET_ERR_INVALID_ARGUMENT,
-                "generate: the prompt has " + std::to_string(num_prompt_tokens) + " tokens, the context has room for " +
-                    std::to_string(context_left - 1) + " (" + kMaxContextLen + " " +
-                    std::to_string(metadata_.max_context_len) + ", position " + std::to_string(position_) + ")");
   const int32_t max_new_tokens = config.resolve_max_new_tokens(context_left, num_prompt_tokens);
   if (max_new_tokens <= 0)
     throw Error(ET_ERR_INVALID_ARGUMENT, "generate: no room for a new token (max_new_tokens " +
                                              std::to_string(config.max_new_tokens) + ", seq_len " +
                                              std::to_string(config.seq_len) + ")");
-  for (uint64_t id : prompt_tokens)
-    if (metadata_.vocab_size && id >= static_cast<uint64_t>(*metadata_.vocab_size))
-      throw Error(ET_ERR_INVALID_ARGUMENT, "generate: prompt token " + std::to_string(id) +
-                                               " is outside the model's vocabulary");
 
   // This generation's sampler: the runner's random stream (or a new one from config.seed) with
   // this config's temperature, top-k and top-p. Kept only when the generation succeeds.

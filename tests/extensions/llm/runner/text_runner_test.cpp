@@ -71,6 +71,33 @@ TEST_F(TextRunnerTest, OneCallAndTokenByTokenPrefillGiveTheSameTokens) {
   EXPECT_EQ(dynamic.generated_tokens(), token_by_token.generated_tokens());
 }
 
+// prefill() leaves the cache and position a one-token generation of the same prompt leaves (its
+// first token comes from the prefill's logits alone), so what follows is the same.
+TEST_F(TextRunnerTest, PrefillFillsTheCacheAsGenerateDoes) {
+  TextRunner prefilled(model("llama_dynamic"), tokenizer_path());
+  TextRunner generated(model("llama_dynamic"), tokenizer_path());
+  prefilled.prefill(kPrompt, greedy(-1));
+  generated.generate(kPrompt, greedy(1));
+  ASSERT_EQ(generated.generated_tokens().size(), 1u);
+  EXPECT_EQ(prefilled.position(), generated.position());
+  EXPECT_EQ(prefilled.position(), static_cast<int64_t>(prefilled.tokenizer().encode(kPrompt).size()));
+  // To the end of the context: this small random model's first tokens hardly depend on the cache.
+  prefilled.generate(" and the moon", greedy(-1));
+  generated.generate(" and the moon", greedy(-1));
+  EXPECT_EQ(prefilled.generated_tokens(), generated.generated_tokens());
+  // A fresh runner given only the second prompt starts from an empty cache: other tokens.
+  TextRunner fresh(model("llama_dynamic"), tokenizer_path());
+  fresh.generate(" and the moon", greedy(8));
+  EXPECT_NE(fresh.generated_tokens(), prefilled.generated_tokens());
+  // A prompt beyond the context is refused by name, the position unchanged.
+  const int64_t before = prefilled.position();
+  std::string long_prompt;
+  for (int i = 0; i < 10; ++i) long_prompt += kPrompt;
+  EXPECT_NE(message_of([&] { prefilled.prefill(long_prompt, greedy(-1)); }).find("prefill: the prompt has"),
+            std::string::npos);
+  EXPECT_EQ(prefilled.position(), before);
+}
+
 TEST_F(TextRunnerTest, CallbacksStatsAndTheTokenBudget) {
   TextRunner runner(model("llama_dynamic"), tokenizer_path());
   GenerationConfig config = greedy(5);

@@ -96,6 +96,9 @@ class TextRunner {
   // Generates after `prompt`, continuing from the current position (reset() starts over).
   void generate(const std::string& prompt, const GenerationConfig& config, const TokenCallback& token_callback = {},
                 const StatsCallback& stats_callback = {});
+  // Feeds `prompt` (with config.num_bos / num_eos) into the KV cache from the current position
+  // without generating, e.g. to rebuild a chat history; the next generate() continues after it.
+  void prefill(const std::string& prompt, const GenerationConfig& config);
   // A generation whose stats are dropped, then reset().
   void warmup(const std::string& prompt, int32_t max_new_tokens);
   // Asks a running generate() (e.g. from its token callback or another thread) to stop after the
@@ -113,9 +116,13 @@ class TextRunner {
 
  private:
   void read_metadata();
+  void load_timed();  // load(), its times in the stats
   // Runs forward on `tokens` at `start_position` and returns the logits of the last one.
   std::vector<float> step(const std::vector<int64_t>& tokens, int64_t start_position);
   uint64_t prefill(const std::vector<uint64_t>& prompt, int64_t& position);
+  // The ids of `prompt`, checked to fit the context after the current position and the vocabulary;
+  // `caller` names the call in errors.
+  std::vector<uint64_t> encode_prompt(const std::string& prompt, const GenerationConfig& config, const char* caller);
 
   std::string model_path_;
   Program program_;

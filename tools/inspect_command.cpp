@@ -164,18 +164,7 @@ bool print_json(const etrt::Program& program, const std::string& path) {
 
 int run_inspect_command(int argc, char** argv) {
   ProgramOptions options;
-  std::string problem;
-  switch (parse_program_options(Command::inspect, argc, argv, &options, &problem)) {
-    case ParseOutcome::help:
-      print_command_help(Command::inspect, stdout);
-      return 0;
-    case ParseOutcome::usage_error:
-      print_error("inspect", problem);
-      std::fprintf(stderr, "usage: etrt inspect MODEL.pte [--data WEIGHTS.ptd ...] [--json]   (etrt inspect --help)\n");
-      return 2;
-    case ParseOutcome::ok:
-      break;
-  }
+  if (const int exit_code = parse_program_options(Command::inspect, argc, argv, &options); exit_code >= 0) return exit_code;
   try {
     const etrt::Program program = load_program(options);
     const bool missing = options.json ? print_json(program, options.model) : print_text(program, options.model);

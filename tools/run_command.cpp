@@ -296,18 +296,7 @@ int run(const ProgramOptions& options) {
 
 int run_run_command(int argc, char** argv) {
   ProgramOptions options;
-  std::string problem;
-  switch (parse_program_options(Command::run, argc, argv, &options, &problem)) {
-    case ParseOutcome::help:
-      print_command_help(Command::run, stdout);
-      return 0;
-    case ParseOutcome::usage_error:
-      print_error("run", problem);
-      std::fprintf(stderr, "usage: etrt run MODEL.pte [options]   (etrt run --help lists them)\n");
-      return 2;
-    case ParseOutcome::ok:
-      break;
-  }
+  if (const int exit_code = parse_program_options(Command::run, argc, argv, &options); exit_code >= 0) return exit_code;
   try {
     return run(options);
   } catch (const etrt::Error& error) {

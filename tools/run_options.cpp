@@ -178,14 +178,12 @@ std::string spellings(const OptionSpec& spec) {
 }
 
 const char* usage_line(Command command) {
-  return command == Command::run ? "usage: etrt run MODEL.pte [options]   (or --model_path MODEL.pte)\n"
-                                 : "usage: etrt inspect MODEL.pte [--data WEIGHTS.ptd ...] [--json]\n";
+  return command == Command::run ? "usage: etrt run MODEL.pte [options]" : "usage: etrt inspect MODEL.pte [options]";
 }
 
-}  // namespace
+enum class ParseOutcome { ok, help, usage_error };
 
-ParseOutcome parse_program_options(Command command, int argc, char** argv, ProgramOptions* options,
-                                   std::string* problem) {
+ParseOutcome parse(Command command, int argc, char** argv, ProgramOptions* options, std::string* problem) {
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") return ParseOutcome::help;
@@ -238,13 +236,31 @@ ParseOutcome parse_program_options(Command command, int argc, char** argv, Progr
   return ParseOutcome::ok;
 }
 
+}  // namespace
+
+int parse_program_options(Command command, int argc, char** argv, ProgramOptions* options) {
+  std::string problem;
+  switch (parse(command, argc, argv, options, &problem)) {
+    case ParseOutcome::help:
+      print_command_help(command, stdout);
+      return 0;
+    case ParseOutcome::usage_error:
+      std::fprintf(stderr, "etrt %s: %s\n%s   (etrt %s --help lists the options)\n", command_name(command),
+                   problem.c_str(), usage_line(command), command_name(command));
+      return 2;
+    case ParseOutcome::ok:
+      break;
+  }
+  return -1;
+}
+
 void print_option_list(Command command, FILE* stream) {
   for (const OptionSpec& spec : kOptions)
     if (offered(spec, command)) std::fprintf(stream, "      %s\n", spellings(spec).c_str());
 }
 
 void print_command_help(Command command, FILE* stream) {
-  std::fputs(usage_line(command), stream);
+  std::fprintf(stream, "%s%s\n", usage_line(command), command == Command::run ? "   (or --model_path MODEL.pte)" : "");
   std::fputs(command == Command::run
                  ? "\nRuns a method of an ExecuTorch program (.pte) and prints its outputs, its latency (min, median,\n"
                    "p90, p99, max) and the plugins that served it. The second spelling of an option is\n"

@@ -34,12 +34,10 @@ struct ProgramOptions {
 };
 
 enum class Command { run, inspect };
-enum class ParseOutcome { ok, help, usage_error };
-
-// Parses argv (after the command's name). usage_error: *problem says why (the option as typed and what
-// it needs); help: the user asked for --help / -h.
-ParseOutcome parse_program_options(Command command, int argc, char** argv, ProgramOptions* options,
-                                   std::string* problem);
+// Parses argv (after the command's name) into *options. -1: go on. Otherwise the command's exit code, after
+// printing: 0 for --help / -h (the help, on standard output), 2 for a usage error (why -- the option as typed
+// and what it takes -- and the usage line, on standard error).
+int parse_program_options(Command command, int argc, char** argv, ProgramOptions* options);
 
 // The command's usage line and every option with its help (`etrt run --help`).
 void print_command_help(Command command, FILE* stream);

@@ -68,6 +68,8 @@ def stub_names(tree):
             names[node.name] = None
         elif isinstance(node, ast.AnnAssign) and not node.target.id.startswith("_"):
             names[node.target.id] = None
+        elif isinstance(node, ast.ImportFrom) and node.module != "typing":  # re-exports: `from ._etrt import f as f`
+            names.update({alias.asname: None for alias in node.names if alias.asname == alias.name})
     return names
 
 

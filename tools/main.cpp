@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   // naming the file, instead of a signal that kills it.
   std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
+    std::fprintf(stderr, "etrt: no command given\n\n");
     print_usage(stderr);
     return 2;
   }

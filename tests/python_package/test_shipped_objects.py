@@ -69,9 +69,9 @@ def unresolved(path):
 
 def test_the_package_ships_what_it_should(package_dir):
     names = {p.relative_to(package_dir).as_posix() for p in elf_files(package_dir)}
-    assert {"lib/libetrt.so.1", "lib/etrt/plugins/libetrt_kernels_optimized.so.1",
+    assert {"lib/libetrt.so.1", "lib/libetrt_llm.so.1", "lib/etrt/plugins/libetrt_kernels_optimized.so.1",
             "lib/etrt/plugins/libetrt_xnnpack.so.1", "bin/etrt"} <= names
-    assert sum(1 for n in names if is_extension(Path(n))) >= 2
+    assert sum(1 for n in names if is_extension(Path(n))) >= 3  # etrt._etrt, etrt._devtools, etrt._llm
     assert not (package_dir / "lib" / "libetrt.so").exists(), "the dev symlink would be a second copy in a wheel"
     for manifest in ("kernels_optimized.json", "xnnpack.json"):
         assert (package_dir / "lib" / "etrt" / "manifests" / manifest).is_file()
@@ -110,6 +110,17 @@ def test_extensions_are_glue_that_needs_libetrt(package_dir):
         assert not {s for s in exported if s.startswith(("et_", "pthreadpool_", "xnn_", "cpuinfo_"))}, (path, exported)
         assert [s for s in exported if s.startswith("PyInit_")] == [f"PyInit_{path.name.split('.')[0]}"]
         assert path.stat().st_size < 1024 * 1024, f"{path} is {path.stat().st_size} bytes"
+
+
+def test_libetrt_llm_is_a_consumer_of_the_one_libetrt(package_dir):
+    # The LLM runner library links libetrt beside it ($ORIGIN), as etrt._llm links both: one libetrt per process.
+    libetrt_llm = package_dir / "lib" / "libetrt_llm.so.1"
+    assert "libetrt.so.1" in dynamic_tags(libetrt_llm, "NEEDED")
+    assert dynamic_tags(libetrt_llm, "RUNPATH") == ["$ORIGIN"]
+    llm_extension = [p for p in elf_files(package_dir) if is_extension(p) and p.name.startswith("_llm.")]
+    assert len(llm_extension) == 1, llm_extension
+    assert "libetrt_llm.so.1" in dynamic_tags(llm_extension[0], "NEEDED")
+    assert not {s for s in defined_dynamic_symbols(libetrt_llm) if s.startswith(("et_", "pcre2_", "utf8proc_"))}
 
 
 @pytest.mark.parametrize("group", sorted(OWNERS))

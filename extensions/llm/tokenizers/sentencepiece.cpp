@@ -64,7 +64,10 @@ class SentencePieceTokenizer final : public Tokenizer {
     check_token_id(id, vocab_size(), kFormat);
     const SentencePiece& piece = model_.pieces[id];
     switch (piece.type) {
-      case PieceType::kControl: return "";
+      // A control id (<s>, </s>) streams as one space, as ExecuTorch's runner streams it (its
+      // SentencePiece tokenizer's decode(prev, id)), so the streamed text is the same; the whole
+      // sequence's decode below drops control ids, as sentencepiece does.
+      case PieceType::kControl: return " ";
       case PieceType::kUnknown: return model_.unk_surface;
       case PieceType::kByte: return std::string(1, static_cast<char>(byte_of_piece(id)));
       default: break;

@@ -151,3 +151,19 @@ def test_named_errors_leave_the_runner_usable(tmp_path):
     assert isinstance(etrt.Error("x"), RuntimeError)  # as ExecuTorch's runner raises RuntimeError
     runner.generate(PROMPTS[0], greedy(5))
     assert len(runner.generated_tokens) == 5
+
+
+def test_type_stub_matches_the_compiled_module():
+    import ast
+    import importlib
+    import inspect
+
+    from test_python_api import public_members, stub_names
+
+    stub = Path(etrt.__file__).resolve().parent / "_llm.pyi"
+    names = stub_names(ast.parse(stub.read_text()))
+    module = importlib.import_module("etrt._llm")
+    assert set(names) == public_members(module), set(names) ^ public_members(module)
+    for name, members in names.items():
+        if inspect.isclass(getattr(module, name)):
+            assert members == public_members(getattr(module, name)) - public_members(object), name

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bundled_command.h"
 #include "commands.h"
 #include "etrt/etrt.h"
 #include "run_options.h"
@@ -64,7 +65,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (std::strcmp(command, "plugins") == 0) return run_plugins_command(argc - 2, argv + 2);
-  if (std::strcmp(command, "run") == 0) return run_run_command(argc - 2, argv + 2);
+  if (std::strcmp(command, "run") == 0) {
+    int exit_code = 0;  // a bundled program (.bpte) or --verify: tools/bundled_command.cpp
+    if (etrt::tools::run_bundled_program_command(argc - 2, argv + 2, &exit_code)) return exit_code;
+    return run_run_command(argc - 2, argv + 2);
+  }
   if (std::strcmp(command, "inspect") == 0) return run_inspect_command(argc - 2, argv + 2);
   if (std::strcmp(command, "version") == 0 || std::strcmp(command, "--version") == 0) {
     if (asks_for_help(argc - 2, argv + 2)) {

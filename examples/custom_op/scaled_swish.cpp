@@ -57,13 +57,9 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return etrt::plugin::register_kernels(host, kKernels);
 }
 
-// ET_ABI_TARGET_MINOR (default: the header's minor) is the ABI level this
-// plugin speaks; built with an older one, it runs on older and newer hosts.
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "scaled_swish",
-                                  SCALED_SWISH_VERSION, "my_ops::scaled_swish.out (examples/custom_op)", init};
-
 }  // namespace
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &kInfo);
-}
+// The entry point: the plugin's name, version and description, and init. It speaks
+// ET_ABI_TARGET_MINOR (default: the header's minor); built with an older one, the
+// plugin runs on older and newer hosts.
+ETRT_PLUGIN("scaled_swish", SCALED_SWISH_VERSION, "my_ops::scaled_swish.out (examples/custom_op)", init)

@@ -194,11 +194,6 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return api->register_backend(self, &backend);
 }
 
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "ewchain", EWCHAIN_VERSION,
-                                  "EwChainBackend: fused float32 elementwise chains (examples/delegate)", init};
-
 }  // namespace
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &kInfo);
-}
+ETRT_PLUGIN("ewchain", EWCHAIN_VERSION, "EwChainBackend: fused float32 elementwise chains (examples/delegate)", init)

@@ -38,11 +38,6 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return etrt::plugin::register_kernels(host, kKernels);
 }
 
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "square_op", "1.0.0",
-                                  "example custom operator built out of tree", init};
-
 }  // namespace
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &kInfo);
-}
+ETRT_PLUGIN("square_op", "1.0.0", "example custom operator built out of tree", init)

@@ -120,14 +120,7 @@ et_error* init(const et_host_api* host, et_plugin_handle* self) {
   return host->register_tracer(self, &tracer);
 }
 
-constexpr et_plugin_info kInfo = {
-    sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_MINOR, "etdump", "0.1.0",
-    "ETDump profiler: ExecuTorch's ETDump, debug buffers, Chrome traces", init,
-};
-
 }  // namespace
 }  // namespace etrt::etdump
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &etrt::etdump::kInfo);
-}
+ETRT_PLUGIN("etdump", "0.1.0", "ETDump profiler: ExecuTorch's ETDump, debug buffers, Chrome traces", etrt::etdump::init)

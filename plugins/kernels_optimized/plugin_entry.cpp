@@ -35,14 +35,7 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return nullptr;
 }
 
-constexpr et_plugin_info kInfo = {
-    sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_MINOR, "kernels_optimized", "0.1.0",
-    "CPU operator kernels", init,
-};
-
 }  // namespace
 }  // namespace etrt::kernels
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &etrt::kernels::kInfo);
-}
+ETRT_PLUGIN("kernels_optimized", "0.1.0", "CPU operator kernels", etrt::kernels::init)

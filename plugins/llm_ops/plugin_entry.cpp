@@ -18,15 +18,8 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return etrt::plugin::register_kernels(host, kKernels);
 }
 
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "llm_ops",
-                                  "0.1.0",
-                                  "ExecuTorch's LLM custom operators (llama::update_cache, custom_sdpa, "
-                                  "sdpa_with_kv_cache)",
-                                  init};
-
 }  // namespace
 }  // namespace etrt_llm
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &etrt_llm::kInfo);
-}
+ETRT_PLUGIN("llm_ops", "0.1.0",
+            "ExecuTorch's LLM custom operators (llama::update_cache, custom_sdpa, sdpa_with_kv_cache)", etrt_llm::init)

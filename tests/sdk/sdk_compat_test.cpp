@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "etrt/etrt.hpp"
+#include "kernel_test_support.h"
 #include "test_support.h"
 
 using ::testing::HasSubstr;
@@ -46,38 +48,17 @@ et_kernel_descriptor load_kernel(const SdkBuild& build, const std::string& op) {
   return etrt::Runtime::get().find_kernel(build.name + "::" + op);
 }
 
-// A contiguous float32 tensor over owned data, and its value.
-struct FloatTensor {
-  std::vector<float> data;
-  std::vector<int64_t> sizes, strides;
-  std::vector<uint8_t> order;
-  et_tensor tensor{};
-  et_value value{};
-  FloatTensor(std::vector<int64_t> shape, std::vector<float> values)
-      : data(std::move(values)), sizes(std::move(shape)), strides(sizes.size(), 1), order(sizes.size()) {
-    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
-    for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<uint8_t>(d);
-    tensor.struct_size = sizeof tensor;
-    tensor.dtype = ET_DTYPE_FLOAT32;
-    tensor.rank = static_cast<int32_t>(sizes.size());
-    tensor.sizes = sizes.data();
-    tensor.strides = strides.data();
-    tensor.dim_order = order.data();
-    tensor.data = data.data();
-    tensor.nbytes = tensor.capacity_bytes = data.size() * sizeof(float);
-    tensor.dynamism = ET_SHAPE_DYNAMIC_BOUND;
-    value.struct_size = sizeof value;
-    value.tag = ET_VALUE_TENSOR;
-    value.tensor = &tensor;
+// A contiguous float32 tensor (kernel_test_support.h) holding `values`.
+struct FloatTensor : Tensor {
+  FloatTensor(std::vector<int64_t> shape, const std::vector<float>& values) : Tensor(std::move(shape)) {
+    std::copy(values.begin(), values.end(), data.begin());
   }
 };
 
-et_value scalar_value(int32_t tag, double number) {
+et_value value_of(int32_t tag) {
   et_value value{};
   value.struct_size = sizeof value;
   value.tag = tag;
-  value.as_double = number;
-  value.as_int = static_cast<int64_t>(number);
   return value;
 }
 
@@ -111,15 +92,15 @@ TEST(SdkCompat, Sdk11BoxedKernelComputesAndChecksItsArguments) {
     SCOPED_TRACE(build.name);
     et_kernel_descriptor kernel = load_kernel(build, "scale.out");
     FloatTensor x({2, 3}, {1, 2, 3, 4, 5, 6}), out({2, 3}, std::vector<float>(6, 0));
-    et_value factor = scalar_value(ET_VALUE_DOUBLE, 2.5);
-    et_value* args[] = {&x.value, &factor, &out.value, &out.value};
+    et_value factor = scalar_double(2.5);
+    et_value* args[] = {&x.v, &factor, &out.v, &out.v};
     ASSERT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, args, 4)), "");
     EXPECT_EQ(out.data, (std::vector<float>{2.5f, 5, 7.5f, 10, 12.5f, 15}));
 
     // expect_args and expect_tensor (deprecated, restored) still word the error naming the operator.
     EXPECT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, args, 3)),
               build.name + "::scale.out: expected 4 arguments, got 3");
-    et_value* swapped[] = {&factor, &factor, &out.value, &out.value};
+    et_value* swapped[] = {&factor, &factor, &out.v, &out.v};
     EXPECT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, swapped, 4)),
               build.name + "::scale.out: argument 0 must be a Tensor, got double");
   }
@@ -130,26 +111,26 @@ TEST(SdkCompat, Sdk13TypedKernelUnboxesListsScalarsAndOptionals) {
     SCOPED_TRACE(build.name);
     et_kernel_descriptor kernel = load_kernel(build, "weighted_sum.out");
     FloatTensor a({3}, {1, 2, 3}), b({3}, {10, 20, 30}), out({3}, {0, 0, 0});
-    et_tensor* items[] = {&a.tensor, &b.tensor};
-    et_value xs = scalar_value(ET_VALUE_TENSOR_LIST, 0);
+    et_tensor* items[] = {&a.t, &b.t};
+    et_value xs = value_of(ET_VALUE_TENSOR_LIST);
     xs.items = items;
     xs.count = 2;
     double weight_values[] = {2, 0.5};
-    et_value weights = scalar_value(ET_VALUE_DOUBLE_LIST, 0);
+    et_value weights = value_of(ET_VALUE_DOUBLE_LIST);
     weights.items = weight_values;
     weights.count = 2;
-    et_value bias = scalar_value(ET_VALUE_INT, 1);
-    et_value no_limit = scalar_value(ET_VALUE_NULL, 0);
-    et_value* args[] = {&xs, &weights, &bias, &no_limit, &out.value, &out.value};
+    et_value bias = scalar(1);
+    et_value no_limit = value_of(ET_VALUE_NULL);
+    et_value* args[] = {&xs, &weights, &bias, &no_limit, &out.v, &out.v};
     ASSERT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, args, 6)), "");
     EXPECT_EQ(out.data, (std::vector<float>{8, 15, 22}));  // 1 + 2 a + 0.5 b
 
-    et_value limit = scalar_value(ET_VALUE_INT, 1);
-    et_value* limited[] = {&xs, &weights, &bias, &limit, &out.value, &out.value};
+    et_value limit = scalar(1);
+    et_value* limited[] = {&xs, &weights, &bias, &limit, &out.v, &out.v};
     ASSERT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, limited, 6)), "");
     EXPECT_EQ(out.data, (std::vector<float>{3, 5, 7}));
 
-    et_value* wrong[] = {&xs, &bias, &bias, &limit, &out.value, &out.value};
+    et_value* wrong[] = {&xs, &bias, &bias, &limit, &out.v, &out.v};
     EXPECT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, wrong, 6)),
               build.name + "::weighted_sum.out: argument 1 'weights' must be a float list, got int");
   }
@@ -163,8 +144,8 @@ TEST(SdkCompat, Sdk14PreparedKernelRunsPreparedAndPlain) {
     ASSERT_NE(kernel.run_prepared, nullptr);
     ASSERT_NE(kernel.release, nullptr);
     FloatTensor x({4}, {1, 2, 3, 4}), y({4}, {10, 10, 10, 10}), out({4}, {0, 0, 0, 0});
-    et_value a = scalar_value(ET_VALUE_DOUBLE, 3);
-    et_value* args[] = {&x.value, &y.value, &a, &out.value, &out.value};
+    et_value a = scalar_double(3);
+    et_value* args[] = {&x.v, &y.v, &a, &out.v, &out.v};
     ASSERT_EQ(message_of(kernel.fn(kernel.user_data, nullptr, args, 5)), "");
     EXPECT_EQ(out.data, (std::vector<float>{13, 16, 19, 22}));
 
@@ -172,13 +153,13 @@ TEST(SdkCompat, Sdk14PreparedKernelRunsPreparedAndPlain) {
     ASSERT_EQ(message_of(kernel.prepare(kernel.user_data, args, 5, &state)), "");
     ASSERT_NE(state, nullptr);
     x.data = {0, 1, 0, 1};
-    x.tensor.data = x.data.data();
+    x.t.data = x.data.data();
     ASSERT_EQ(message_of(kernel.run_prepared(kernel.user_data, state, nullptr, args, 5)), "");
     EXPECT_EQ(out.data, (std::vector<float>{10, 13, 10, 13}));
     kernel.release(kernel.user_data, state);
 
     FloatTensor longer({5}, {1, 1, 1, 1, 1});
-    et_value* mismatched[] = {&x.value, &longer.value, &a, &out.value, &out.value};
+    et_value* mismatched[] = {&x.v, &longer.v, &a, &out.v, &out.v};
     EXPECT_THAT(message_of(kernel.fn(kernel.user_data, nullptr, mismatched, 5)),
                 HasSubstr(build.name + "::axpy.out: x float32[4], y [5], out [4]"));
   }

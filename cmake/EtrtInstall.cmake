@@ -29,3 +29,10 @@ install(TARGETS etrt_llm EXPORT etrtLlmTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY extensions/llm/include/etrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT etrtLlmTargets NAMESPACE etrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/etrt)
+# libetrt_training, the training extension (extensions/training): find_package(etrt COMPONENTS training)
+# gives etrt::training, in its own export set as etrt::llm.
+install(TARGETS etrt_training EXPORT etrtTrainingTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT etrt_namelink
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY extensions/training/include/etrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT etrtTrainingTargets NAMESPACE etrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/etrt)

@@ -42,15 +42,19 @@ def _entry_points() -> list:
     parsed (a third of the cost of importlib.metadata.entry_points() over ~150 distributions)."""
     found, seen = [], set()
     for dist in importlib.metadata.distributions():
-        text = dist.read_text("entry_points.txt")
-        if not text or GROUP not in text:
-            continue
-        name = dist.metadata["Name"] or "?"
-        key = name.lower().replace("_", "-")
-        if key in seen:
-            continue
-        seen.add(key)
-        found.extend((name, ep) for ep in dist.entry_points if ep.group == GROUP)
+        try:
+            text = dist.read_text("entry_points.txt")
+            if not text or GROUP not in text:
+                continue
+            name = dist.metadata["Name"] or "?"
+            key = name.lower().replace("_", "-")
+            if key in seen:
+                continue
+            seen.add(key)
+            found.extend((name, ep) for ep in dist.entry_points if ep.group == GROUP)
+        except Exception as error:  # one distribution's broken metadata: the others still count
+            warnings.warn(f"etrt: cannot read the entry points of {getattr(dist, '_path', dist)}: {error}",
+                          RuntimeWarning, stacklevel=4)
     return found
 
 
@@ -92,7 +96,7 @@ def register_installed_plugins() -> None:
         return
     try:
         entry_points = _entry_points()
-    except Exception as error:  # broken metadata of some installed distribution
+    except Exception as error:  # the installed distributions cannot be listed at all
         warnings.warn(f"etrt: cannot list the '{GROUP}' entry points: {error}", RuntimeWarning, stacklevel=3)
         return
     for distribution, entry_point in sorted(entry_points, key=lambda found: (found[0], found[1].name)):
@@ -106,7 +110,7 @@ def register_installed_plugins() -> None:
             refused = [f"{path}: {reason}" for path, reason in _etrt.rejections()[known:]]
             if refused:
                 raise LookupError("; ".join(refused))
-        except (LookupError, OSError, ValueError, _etrt.Error) as error:
+        except Exception as error:  # whatever it is, import etrt goes on and says why
             entry["error"] = str(error)
             warnings.warn(f"etrt: plugin package '{entry['distribution']}' (entry point {entry_point.name} = "
                           f"{entry_point.value!r}) not registered: {error}", RuntimeWarning, stacklevel=3)

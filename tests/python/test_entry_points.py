@@ -175,6 +175,13 @@ def test_plugin_packages_that_break_the_trust_rules_are_refused_naming_the_rule(
     manifest.chmod(0o666)
     # An entry point naming no installed package.
     pip_install(python, build_plugin_wheel(work / "missing", "vendor-missing", "vendor_missing", "vendor_nowhere"))
+    # A distribution whose entry_points.txt cannot be parsed: said, and the others still count.
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    broken = Path(site, "vendor_broken-1.0.dist-info")
+    broken.mkdir()
+    (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: vendor-broken\nVersion: 1.0\n")
+    (broken / "entry_points.txt").write_text("[etrt.plugins]\nno equals sign here\n")
 
     outcome = probe(python, work)
     by_distribution = {entry["distribution"]: entry for entry in outcome["packages"]}
@@ -186,6 +193,7 @@ def test_plugin_packages_that_break_the_trust_rules_are_refused_naming_the_rule(
     warned = "\n".join(outcome["warnings"])
     assert "plugin package 'vendor-open-manifest'" in warned and "writable by every user" in warned
     assert "plugin package 'vendor-missing'" in warned and "vendor_nowhere" in warned
+    assert f"cannot read the entry points of {broken}" in warned
     assert outcome["package_modules_imported"] == []
 
     assert outcome["run_error"] is None and outcome["relu_correct"]

@@ -71,7 +71,7 @@ def test_the_package_ships_what_it_should(package_dir):
     names = {p.relative_to(package_dir).as_posix() for p in elf_files(package_dir)}
     assert {"lib/libetrt.so.1", "lib/libetrt_llm.so.1", "lib/etrt/plugins/libetrt_kernels_optimized.so.1",
             "lib/etrt/plugins/libetrt_xnnpack.so.1", "bin/etrt"} <= names
-    assert sum(1 for n in names if is_extension(Path(n))) >= 3  # etrt._etrt, etrt._devtools, etrt._llm
+    assert sum(1 for n in names if is_extension(Path(n))) >= 4  # etrt._etrt, etrt._devtools, etrt._llm, etrt._bundled
     assert not (package_dir / "lib" / "libetrt.so").exists(), "the dev symlink would be a second copy in a wheel"
     for manifest in ("kernels_optimized.json", "xnnpack.json"):
         assert (package_dir / "lib" / "etrt" / "manifests" / manifest).is_file()

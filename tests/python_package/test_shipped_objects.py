@@ -69,11 +69,12 @@ def unresolved(path):
 
 def test_the_package_ships_what_it_should(package_dir):
     names = {p.relative_to(package_dir).as_posix() for p in elf_files(package_dir)}
-    assert {"lib/libetrt.so.1", "lib/libetrt_llm.so.1", "lib/etrt/plugins/libetrt_kernels_optimized.so.1",
+    assert {"lib/libetrt.so.1", "lib/libetrt_llm.so.1", "lib/libetrt_training.so.1",
+            "lib/etrt/plugins/libetrt_kernels_optimized.so.1", "lib/etrt/plugins/libetrt_kernels_training.so.1",
             "lib/etrt/plugins/libetrt_xnnpack.so.1", "bin/etrt"} <= names
     assert sum(1 for n in names if is_extension(Path(n))) >= 4  # etrt._etrt, etrt._devtools, etrt._llm, etrt._bundled
     assert not (package_dir / "lib" / "libetrt.so").exists(), "the dev symlink would be a second copy in a wheel"
-    for manifest in ("kernels_optimized.json", "xnnpack.json"):
+    for manifest in ("kernels_optimized.json", "xnnpack.json", "kernels_training.json"):
         assert (package_dir / "lib" / "etrt" / "manifests" / manifest).is_file()
     # kernels_optimized ships a build per CPU level; the loader picks one (docs/ARCHITECTURE.md).
     variants = cpu_variants(package_dir, "kernels_optimized")
@@ -110,6 +111,17 @@ def test_extensions_are_glue_that_needs_libetrt(package_dir):
         assert not {s for s in exported if s.startswith(("et_", "pthreadpool_", "xnn_", "cpuinfo_"))}, (path, exported)
         assert [s for s in exported if s.startswith("PyInit_")] == [f"PyInit_{path.name.split('.')[0]}"]
         assert path.stat().st_size < 1024 * 1024, f"{path} is {path.stat().st_size} bytes"
+
+
+def test_libetrt_training_is_a_consumer_of_the_one_libetrt(package_dir):
+    # As libetrt_llm: it links the libetrt beside it, and so does etrt._training through it.
+    libetrt_training = package_dir / "lib" / "libetrt_training.so.1"
+    assert "libetrt.so.1" in dynamic_tags(libetrt_training, "NEEDED")
+    assert dynamic_tags(libetrt_training, "RUNPATH") == ["$ORIGIN"]
+    extension = [p for p in elf_files(package_dir) if is_extension(p) and p.name.startswith("_training.")]
+    assert len(extension) == 1, extension
+    assert "libetrt_training.so.1" in dynamic_tags(extension[0], "NEEDED")
+    assert not {s for s in defined_dynamic_symbols(libetrt_training) if s.startswith("et_")}
 
 
 def test_libetrt_llm_is_a_consumer_of_the_one_libetrt(package_dir):

@@ -1,20 +1,19 @@
 // Text the command line tool did not write itself (names from a program, a manifest or a plugin,
-// error messages quoting them, paths) made safe to print: such bytes are chosen by whoever made the
-// file, and a terminal acts on escape sequences.
+// error messages quoting them, paths) made safe to print: etrt_base's printable_text, which the
+// log lines of libetrt use too.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "etrt/base/printable_text.h"
+
 namespace etrt::tools {
 
-enum class Newlines { escape, keep };
+using Newlines = etrt::base::Newlines;
 
-// `text` with everything a terminal could act on, and every byte that is not UTF-8, shown as an
-// escape: C0 controls and DEL as \n \t \r or \xNN, C1 controls and the Unicode controls that
-// reorder or break lines (bidirectional overrides and isolates, U+2028/U+2029) as \uNNNN, a byte
-// of invalid UTF-8 as \xNN, and a backslash as \\ (so an escape in the output is never ambiguous).
-// Newlines::keep leaves '\n' as it is, for messages of several lines.
-std::string terminal_text(std::string_view text, Newlines newlines = Newlines::escape);
+inline std::string terminal_text(std::string_view text, Newlines newlines = Newlines::escape) {
+  return etrt::base::printable_text(text, newlines);
+}
 
 }  // namespace etrt::tools

@@ -7,6 +7,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "etrt/base/printable_text.h"
+
 namespace etrt {
 namespace {
 
@@ -58,8 +60,12 @@ spdlog::level::level_enum to_spdlog(LogLevel level) {
 
 bool log_enabled(LogLevel level) { return logger().should_log(to_spdlog(level)); }
 
+// A message quotes names from programs, manifests and plugins: each is one line of printable text
+// (a newline or an escape sequence in a name must not forge a log line or drive the terminal).
 void log_message(LogLevel level, std::string_view message) {
-  logger().log(to_spdlog(level), "{}", message);
+  const spdlog::level::level_enum spdlog_level = to_spdlog(level);
+  if (!logger().should_log(spdlog_level)) return;
+  logger().log(spdlog_level, "{}", base::printable_text(message));
 }
 
 }  // namespace etrt

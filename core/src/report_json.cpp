@@ -4,6 +4,7 @@
 #include <set>
 
 #include "../../threadpool/threadpool.h"
+#include "etrt/base/utf8.h"
 #include "etrt/etrt.h"
 #include "registry.h"
 #include "version.h"
@@ -11,7 +12,10 @@
 namespace etrt {
 namespace {
 
-void append_string(std::string& out, std::string_view text) {
+// JSON holds UTF-8 only: names from programs, manifests and plugins have invalid bytes replaced
+// (U+FFFD) before the escaping of quotes and controls.
+void append_string(std::string& out, std::string_view raw) {
+  const std::string text = base::repair_utf8(raw);
   out += '"';
   for (char c : text) {
     switch (c) {

@@ -86,6 +86,51 @@ TEST(OutOfMemory, TheCFunctionsReturnAStatus) {
   et_error_destroy(error);
 }
 
+// Programs, methods and trace sessions: every C function that builds a string, a vector or a
+// handle answers with a status (or its documented failure value) when that allocation fails.
+TEST(OutOfMemory, TheProgramAndMethodFunctionsReturnAStatus) {
+  const std::string path = std::string(ETRT_TEST_MODELS_DIR) + "/op_add/portable.pte";
+  et_program* program = nullptr;
+  ASSERT_EQ(et_program_load_file(path.c_str(), &program, nullptr), ET_OK);
+  auto expect_out_of_memory = [](const char* call, auto&& body) {
+    et_error* error = nullptr;
+    int32_t status = ET_OK;
+    ASSERT_TRUE(out_of_memory([&] { status = body(&error); })) << "std::bad_alloc crossed " << call;
+    EXPECT_EQ(status, ET_ERR_OUT_OF_MEMORY) << call;
+    ASSERT_NE(error, nullptr) << call;
+    EXPECT_EQ(et_error_code(error), ET_ERR_OUT_OF_MEMORY) << call;
+    et_error_destroy(error);
+  };
+  et_program* second = nullptr;
+  expect_out_of_memory("et_program_load_file", [&](et_error** e) { return et_program_load_file(path.c_str(), &second, e); });
+  const char bytes[16] = "0000ET12";
+  expect_out_of_memory("et_program_load_bytes", [&](et_error** e) { return et_program_load_bytes(bytes, sizeof bytes, "x", &second, e); });
+  EXPECT_EQ(second, nullptr);
+  et_method* method = nullptr;
+  expect_out_of_memory("et_method_load", [&](et_error** e) { return et_method_load(program, "forward", &method, e); });
+  EXPECT_EQ(method, nullptr);
+  expect_out_of_memory("et_program_method_info", [&](et_error** e) {
+    et_method_info info{};
+    info.struct_size = sizeof info;
+    return et_program_method_info(program, "no such method", &info, e);
+  });
+  et_trace_session* session = nullptr;
+  ASSERT_EQ(et_trace_session_create("etdump", nullptr, &session, nullptr), ET_OK);  // the plugin is loaded first
+  et_trace_session_destroy(session);
+  session = nullptr;
+  expect_out_of_memory("et_trace_session_create", [&](et_error** e) { return et_trace_session_create("etdump", nullptr, &session, e); });
+  EXPECT_EQ(session, nullptr);
+  const char* name = "";
+  ASSERT_TRUE(out_of_memory([&] { name = et_program_operator_name(program, "forward", 0); }))
+      << "std::bad_alloc crossed et_program_operator_name";
+  EXPECT_EQ(name, nullptr);
+  // Once memory is back, the same program serves a method that runs.
+  ASSERT_EQ(et_method_load(program, "forward", &method, nullptr), ET_OK);
+  EXPECT_NE(et_program_operator_name(program, "forward", 0), nullptr);
+  et_method_destroy(method);
+  et_program_destroy(program);
+}
+
 // The etdump plugin builds messages when it refuses a debug buffer larger than
 // ETRT_MAX_TRACE_MEMORY, and when the setting is not a byte size.
 TEST(OutOfMemory, EtdumpsSessionCreateGivesAnErrorNotAnException) {

@@ -1,5 +1,5 @@
 // Exceptions stop at the plugin ABI (the fences of plugin_loader.cpp,
-// method_execute.cpp, fenced_backend.cpp and tracing*.cpp): a plugin that throws
+// method.cpp (kernel prepare/release), method_execute.cpp, fenced_backend.cpp and tracing*.cpp): a plugin that throws
 // from its entry, its init, a kernel, its backend or its tracer gives an error
 // naming the plugin, the call and what(); a plugin that failed to load stays
 // failed with the reason (its init is not run again); the process stays usable.
@@ -109,6 +109,40 @@ TEST(PluginExceptions, AKernelThatThrowsFailsTheRunWithANamedError) {
   etrt::PluginInfo plugin = plugin_named("test_throws_at_run");
   EXPECT_EQ(plugin.state, ET_PLUGIN_LOADED);
   EXPECT_THAT(plugin.warnings, HasSubstr("broke the ABI at run time: kernel 'aten::relu.out'"));
+}
+
+TEST(PluginExceptions, AKernelPrepareThatThrowsFailsTheMethodLoadWithANamedError) {
+  setenv("ETRT_TEST_THROW_KERNEL", "prepare", 1);
+  etrt::Program program = etrt::Program::load(kModels + "/op_relu/portable.pte");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      program.load_method("forward");
+      ADD_FAILURE() << "the method loaded";
+    } catch (const etrt::Error& error) {
+      EXPECT_EQ(error.code(), ET_ERR_INTERNAL);
+      EXPECT_THAT(error.what(), HasSubstr("preparing the kernel failed: kernel 'aten::relu.out' prepare of plugin "
+                                          "'test_throws_at_run' threw std::runtime_error: prepare boom"));
+      EXPECT_EQ(error.plugin(), "test_throws_at_run");
+    }
+  }
+  unsetenv("ETRT_TEST_THROW_KERNEL");
+}
+
+TEST(PluginExceptions, AKernelReleaseThatThrowsIsNotedAndTheMethodStillGoes) {
+  setenv("ETRT_TEST_THROW_KERNEL", "release", 1);
+  {
+    etrt::Program program = etrt::Program::load(kModels + "/op_relu/portable.pte");
+    auto method = std::make_unique<etrt::Method>(program.load_method("forward"));
+    EXPECT_THAT(error_of_run(program, *method).what(), HasSubstr("kernel boom"));
+    ::testing::internal::CaptureStderr();
+    method.reset();  // the destructor releases the state: the exception must stop there
+    EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+                HasSubstr("kernel 'aten::relu.out' release of plugin 'test_throws_at_run' threw std::runtime_error: "
+                          "release boom"));
+  }
+  unsetenv("ETRT_TEST_THROW_KERNEL");
+  etrt::Program program = etrt::Program::load(kModels + "/op_relu/portable.pte");
+  EXPECT_NO_THROW(program.load_method("forward"));
 }
 
 TEST(PluginExceptions, ABackendThatThrowsFromInitFailsTheMethodLoad) {

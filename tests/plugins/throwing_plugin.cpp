@@ -3,7 +3,10 @@
 //   THROW_IN_ENTRY: et_plugin_entry throws;
 //   THROW_IN_INIT:  init registers a kernel, then throws (nothing may stay);
 //   neither:        init succeeds, and then
-//     - its kernel "aten::relu.out" (priority 300: it outranks every other relu) throws;
+//     - its kernel "aten::relu.out" (priority 300: it outranks every other relu) throws; it
+//       prepares (ABI 1.4): its prepare throws when the setting ETRT_TEST_THROW_KERNEL is
+//       "prepare"; with "release" it prepares a state whose release throws; else it prepares
+//       nothing (the host calls fn);
 //     - its backend "XnnpackBackend" (priority 300) throws from init when the setting
 //       ETRT_TEST_THROW_BACKEND is "init", else from execute;
 //     - its tracer "test_throwing_tracer" throws from session_create when the setting
@@ -28,6 +31,20 @@ bool setting_is(const char* name, const char* value) {
 et_error* relu_throws(void*, et_exec_context*, et_value* const*, size_t) {
   throw std::runtime_error("kernel boom");
 }
+
+int g_states = 0;  // the state a prepare hands out when its release is to throw
+
+et_error* relu_prepare(void*, et_value* const*, size_t, void** state) {
+  if (setting_is("ETRT_TEST_THROW_KERNEL", "prepare")) throw std::runtime_error("prepare boom");
+  *state = setting_is("ETRT_TEST_THROW_KERNEL", "release") ? &g_states : nullptr;
+  return nullptr;
+}
+
+et_error* relu_run_prepared(void*, void*, et_exec_context*, et_value* const*, size_t) {
+  throw std::runtime_error("kernel boom");
+}
+
+void relu_release(void*, void*) { throw std::runtime_error("release boom"); }
 
 et_error* backend_init(void*, const et_backend_init_args*, void** out_handle) {
   if (setting_is("ETRT_TEST_THROW_BACKEND", "init")) throw std::invalid_argument("backend init boom");
@@ -78,6 +95,9 @@ et_error* init(const et_host_api* host, et_plugin_handle* self) {
   kernel.struct_size = sizeof kernel;
   kernel.name = "aten::relu.out";
   kernel.fn = relu_throws;
+  kernel.prepare = relu_prepare;
+  kernel.run_prepared = relu_run_prepared;
+  kernel.release = relu_release;
   if (et_error* error = host->register_kernel(self, &kernel)) return error;
 #ifdef THROW_IN_INIT
   throw std::logic_error("init boom");

@@ -1,4 +1,5 @@
-// The exported C functions for programs and methods.
+// The exported C functions for programs and methods. Every one that allocates is fenced
+// (error.h): no exception of the host's, out of memory above all, crosses into a C caller.
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
@@ -28,6 +29,8 @@ struct et_trace_session {
   std::shared_ptr<etrt::TraceSession> session;
 };
 
+using etrt::fenced_status;
+using etrt::fenced_value;
 using etrt::hand_over;
 using etrt::make_error;
 
@@ -87,125 +90,153 @@ const etrt::pte::ExecutionPlan* plan_of(const et_program* program, const char* m
 extern "C" {
 
 int32_t et_program_load_file(const char* path, et_program** out, et_error** error) {
-  if (path == nullptr || out == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "path or out is null"), error);
-  etrt::AlignedBuffer bytes;
-  if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
-  return finish_load(std::move(bytes), path, out, error);
+  return fenced_status("et_program_load_file", error, [&]() -> int32_t {
+    if (path == nullptr || out == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "path or out is null"), error);
+    etrt::AlignedBuffer bytes;
+    if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
+    return finish_load(std::move(bytes), path, out, error);
+  });
 }
 
 int32_t et_program_load_bytes(const void* data, size_t size, const char* origin, et_program** out, et_error** error) {
-  if ((data == nullptr && size > 0) || out == nullptr)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "data or out is null"), error);
-  etrt::AlignedBuffer bytes(size);
-  if (size > 0 && bytes.data() == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy program bytes"), error);
-  if (size > 0) std::memcpy(bytes.data(), data, size);
-  return finish_load(std::move(bytes), origin ? origin : "(program bytes)", out, error);
+  return fenced_status("et_program_load_bytes", error, [&]() -> int32_t {
+    if ((data == nullptr && size > 0) || out == nullptr)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "data or out is null"), error);
+    etrt::AlignedBuffer bytes(size);
+    if (size > 0 && bytes.data() == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy program bytes"), error);
+    if (size > 0) std::memcpy(bytes.data(), data, size);
+    return finish_load(std::move(bytes), origin ? origin : "(program bytes)", out, error);
+  });
 }
 
 void et_program_destroy(et_program* program) { delete program; }
 
 int32_t et_program_add_data_file(et_program* program, const char* path, et_error** error) {
-  if (program == nullptr || path == nullptr)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or path is null"), error);
-  etrt::AlignedBuffer bytes;
-  if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
-  return attach_data(program, std::move(bytes), path, error);
+  return fenced_status("et_program_add_data_file", error, [&]() -> int32_t {
+    if (program == nullptr || path == nullptr)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or path is null"), error);
+    etrt::AlignedBuffer bytes;
+    if (et_error* e = etrt::read_file_bytes(path, &bytes)) return hand_over(e, error);
+    return attach_data(program, std::move(bytes), path, error);
+  });
 }
 
 int32_t et_program_add_data_bytes(et_program* program, const void* data, size_t size, const char* origin,
                                   et_error** error) {
-  if (program == nullptr || (data == nullptr && size > 0))
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or data is null"), error);
-  etrt::AlignedBuffer bytes(size);
-  if (size > 0 && bytes.data() == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy data bytes"), error);
-  if (size > 0) std::memcpy(bytes.data(), data, size);
-  return attach_data(program, std::move(bytes), origin ? origin : "(data bytes)", error);
+  return fenced_status("et_program_add_data_bytes", error, [&]() -> int32_t {
+    if (program == nullptr || (data == nullptr && size > 0))
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program or data is null"), error);
+    etrt::AlignedBuffer bytes(size);
+    if (size > 0 && bytes.data() == nullptr) return hand_over(make_error(ET_ERR_OUT_OF_MEMORY, "cannot copy data bytes"), error);
+    if (size > 0) std::memcpy(bytes.data(), data, size);
+    return attach_data(program, std::move(bytes), origin ? origin : "(data bytes)", error);
+  });
 }
 
-size_t et_program_method_count(const et_program* program) { return program ? program->method_names.size() : 0; }
+size_t et_program_method_count(const et_program* program) {
+  return program ? program->method_names.size() : 0;
+}
 
 const char* et_program_method_name(const et_program* program, size_t index) {
   return program && index < program->method_names.size() ? program->method_names[index].c_str() : nullptr;
 }
 
 int32_t et_program_method_info(const et_program* program, const char* method, et_method_info* out, et_error** error) {
-  const etrt::pte::ExecutionPlan* plan = plan_of(program, method, error);
-  if (plan == nullptr) return ET_ERR_NOT_FOUND;
-  if (out == nullptr || out->struct_size < sizeof(et_method_info))
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_method_info is null or too small"), error);
-  *out = et_method_info{};
-  out->struct_size = sizeof(et_method_info);
-  out->num_inputs = plan->inputs() ? plan->inputs()->size() : 0;
-  out->num_outputs = plan->outputs() ? plan->outputs()->size() : 0;
-  out->num_operators = plan->operators() ? plan->operators()->size() : 0;
-  out->num_delegates = plan->delegates() ? plan->delegates()->size() : 0;
-  if (plan->chains())
-    for (const auto* chain : *plan->chains()) out->num_instructions += chain->instructions() ? chain->instructions()->size() : 0;
-  if (const auto* sizes = plan->non_const_buffer_sizes(); sizes && sizes->size() > 1) {
-    out->num_planned_buffers = sizes->size() - 1;
-    for (size_t i = 1; i < sizes->size(); ++i) out->planned_bytes += static_cast<uint64_t>(sizes->Get(static_cast<flatbuffers::uoffset_t>(i)));
-  }
-  return ET_OK;
+  return fenced_status("et_program_method_info", error, [&]() -> int32_t {
+    const etrt::pte::ExecutionPlan* plan = plan_of(program, method, error);
+    if (plan == nullptr) return ET_ERR_NOT_FOUND;
+    if (out == nullptr || out->struct_size < sizeof(et_method_info))
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_method_info is null or too small"), error);
+    *out = et_method_info{};
+    out->struct_size = sizeof(et_method_info);
+    out->num_inputs = plan->inputs() ? plan->inputs()->size() : 0;
+    out->num_outputs = plan->outputs() ? plan->outputs()->size() : 0;
+    out->num_operators = plan->operators() ? plan->operators()->size() : 0;
+    out->num_delegates = plan->delegates() ? plan->delegates()->size() : 0;
+    if (plan->chains())
+      for (const auto* chain : *plan->chains()) out->num_instructions += chain->instructions() ? chain->instructions()->size() : 0;
+    if (const auto* sizes = plan->non_const_buffer_sizes(); sizes && sizes->size() > 1) {
+      out->num_planned_buffers = sizes->size() - 1;
+      for (size_t i = 1; i < sizes->size(); ++i) out->planned_bytes += static_cast<uint64_t>(sizes->Get(static_cast<flatbuffers::uoffset_t>(i)));
+    }
+    return ET_OK;
+  });
 }
 
 int32_t et_program_io_info(const et_program* program, const char* method, int32_t is_output, size_t index,
                            et_value_info* out, et_error** error) {
-  const etrt::pte::ExecutionPlan* plan = plan_of(program, method, error);
-  if (plan == nullptr) return ET_ERR_NOT_FOUND;
-  const auto* list = is_output ? plan->outputs() : plan->inputs();
-  // Callers built before memory_id existed pass the shorter struct; write what fits.
-  constexpr size_t kMinimumSize = offsetof(et_value_info, memory_id);
-  if (out == nullptr || out->struct_size < kMinimumSize)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_value_info is null or too small"), error);
-  const size_t caller_size = out->struct_size;
-  if (list == nullptr || index >= list->size())
-    return hand_over(make_error(ET_ERR_NOT_FOUND, std::string(is_output ? "output " : "input ") + std::to_string(index) + " out of range"), error);
-  const etrt::pte::EValue* value = plan->values()->Get(static_cast<flatbuffers::uoffset_t>(list->Get(static_cast<flatbuffers::uoffset_t>(index))));
-  et_value_info info{};
-  info.struct_size = std::min(caller_size, sizeof(et_value_info));
-  fill_value_info(*value, &info);
-  std::memcpy(out, &info, info.struct_size);
-  return ET_OK;
+  return fenced_status("et_program_io_info", error, [&]() -> int32_t {
+    const etrt::pte::ExecutionPlan* plan = plan_of(program, method, error);
+    if (plan == nullptr) return ET_ERR_NOT_FOUND;
+    const auto* list = is_output ? plan->outputs() : plan->inputs();
+    // Callers built before memory_id existed pass the shorter struct; write what fits.
+    constexpr size_t kMinimumSize = offsetof(et_value_info, memory_id);
+    if (out == nullptr || out->struct_size < kMinimumSize)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_value_info is null or too small"), error);
+    const size_t caller_size = out->struct_size;
+    if (list == nullptr || index >= list->size())
+      return hand_over(make_error(ET_ERR_NOT_FOUND, std::string(is_output ? "output " : "input ") + std::to_string(index) + " out of range"), error);
+    const etrt::pte::EValue* value = plan->values()->Get(static_cast<flatbuffers::uoffset_t>(list->Get(static_cast<flatbuffers::uoffset_t>(index))));
+    et_value_info info{};
+    info.struct_size = std::min(caller_size, sizeof(et_value_info));
+    fill_value_info(*value, &info);
+    std::memcpy(out, &info, info.struct_size);
+    return ET_OK;
+  });
 }
 
 const char* et_program_operator_name(const et_program* program, const char* method, size_t index) {
-  const etrt::pte::ExecutionPlan* plan = plan_of(program, method, nullptr);
-  if (plan == nullptr || plan->operators() == nullptr || index >= plan->operators()->size()) return nullptr;
-  const etrt::pte::Operator* op = plan->operators()->Get(static_cast<flatbuffers::uoffset_t>(index));
-  std::string name = op->name()->str();
-  if (op->overload() != nullptr && op->overload()->size() > 0)
-    name.append(1, '.').append(op->overload()->c_str(), op->overload()->size());
-  return etrt::intern(name);
+  return fenced_value(static_cast<const char*>(nullptr), [&]() -> const char* {
+    const etrt::pte::ExecutionPlan* plan = plan_of(program, method, nullptr);
+    if (plan == nullptr || plan->operators() == nullptr || index >= plan->operators()->size()) return nullptr;
+    const etrt::pte::Operator* op = plan->operators()->Get(static_cast<flatbuffers::uoffset_t>(index));
+    std::string name = op->name()->str();
+    if (op->overload() != nullptr && op->overload()->size() > 0)
+      name.append(1, '.').append(op->overload()->c_str(), op->overload()->size());
+    return etrt::intern(name);
+  });
 }
 
 const char* et_program_delegate_id(const et_program* program, const char* method, size_t index) {
-  const etrt::pte::ExecutionPlan* plan = plan_of(program, method, nullptr);
-  if (plan == nullptr || plan->delegates() == nullptr || index >= plan->delegates()->size()) return nullptr;
-  return etrt::intern(plan->delegates()->Get(static_cast<flatbuffers::uoffset_t>(index))->id()->str());
+  return fenced_value(static_cast<const char*>(nullptr), [&]() -> const char* {
+    const etrt::pte::ExecutionPlan* plan = plan_of(program, method, nullptr);
+    if (plan == nullptr || plan->delegates() == nullptr || index >= plan->delegates()->size()) return nullptr;
+    return etrt::intern(plan->delegates()->Get(static_cast<flatbuffers::uoffset_t>(index))->id()->str());
+  });
 }
 
 int32_t et_method_load(et_program* program, const char* name, et_method** out, et_error** error) {
-  if (program == nullptr || name == nullptr || out == nullptr)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program, name or out is null"), error);
-  std::unique_ptr<etrt::Method> method;
-  if (et_error* e = etrt::Method::load(program->program, name, &method)) return hand_over(e, error);
-  *out = new et_method{std::move(method)};
-  return ET_OK;
+  return fenced_status("et_method_load", error, [&]() -> int32_t {
+    if (program == nullptr || name == nullptr || out == nullptr)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "program, name or out is null"), error);
+    std::unique_ptr<etrt::Method> method;
+    if (et_error* e = etrt::Method::load(program->program, name, &method)) return hand_over(e, error);
+    *out = new et_method{std::move(method)};
+    return ET_OK;
+  });
 }
 
 void et_method_destroy(et_method* method) { delete method; }
 
-size_t et_method_input_count(const et_method* method) { return method ? method->method->input_count() : 0; }
-size_t et_method_output_count(const et_method* method) { return method ? method->method->output_count() : 0; }
+size_t et_method_input_count(const et_method* method) {
+  return method ? method->method->input_count() : 0;
+}
+size_t et_method_output_count(const et_method* method) {
+  return method ? method->method->output_count() : 0;
+}
 
 int32_t et_method_set_input(et_method* method, size_t index, const et_value* value, et_error** error) {
-  if (method == nullptr || value == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method or value is null"), error);
-  return hand_over(method->method->set_input(index, *value), error);
+  return fenced_status("et_method_set_input", error, [&]() -> int32_t {
+    if (method == nullptr || value == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method or value is null"), error);
+    return hand_over(method->method->set_input(index, *value), error);
+  });
 }
 
 int32_t et_method_execute(et_method* method, et_error** error) {
-  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
-  return hand_over(method->method->execute(), error);
+  return fenced_status("et_method_execute", error, [&]() -> int32_t {
+    if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+    return hand_over(method->method->execute(), error);
+  });
 }
 
 const et_value* et_method_output(const et_method* method, size_t index) {
@@ -214,25 +245,29 @@ const et_value* et_method_output(const et_method* method, size_t index) {
 
 int32_t et_trace_session_create(const char* tracer, const et_trace_options* options, et_trace_session** out,
                                 et_error** error) {
-  if (tracer == nullptr || out == nullptr)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "tracer or out is null"), error);
-  constexpr size_t kMinimumSize = offsetof(et_trace_options, debug_buffer_size) + sizeof(size_t);
-  if (options != nullptr && options->struct_size < kMinimumSize)
-    return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_trace_options is too small"), error);
-  std::string label = options && options->label ? options->label : "";
-  size_t debug_buffer_size = options ? options->debug_buffer_size : 0;
-  std::shared_ptr<etrt::TraceSession> session;
-  if (et_error* e = etrt::TraceSession::create(tracer, label, debug_buffer_size, &session)) return hand_over(e, error);
-  *out = new et_trace_session{std::move(session)};
-  return ET_OK;
+  return fenced_status("et_trace_session_create", error, [&]() -> int32_t {
+    if (tracer == nullptr || out == nullptr)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "tracer or out is null"), error);
+    constexpr size_t kMinimumSize = offsetof(et_trace_options, debug_buffer_size) + sizeof(size_t);
+    if (options != nullptr && options->struct_size < kMinimumSize)
+      return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "et_trace_options is too small"), error);
+    std::string label = options && options->label ? options->label : "";
+    size_t debug_buffer_size = options ? options->debug_buffer_size : 0;
+    std::shared_ptr<etrt::TraceSession> session;
+    if (et_error* e = etrt::TraceSession::create(tracer, label, debug_buffer_size, &session)) return hand_over(e, error);
+    *out = new et_trace_session{std::move(session)};
+    return ET_OK;
+  });
 }
 
 void et_trace_session_destroy(et_trace_session* session) { delete session; }
 
 int32_t et_method_set_trace_session(et_method* method, et_trace_session* session, et_error** error) {
-  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
-  method->method->set_trace_session(session ? session->session : nullptr);
-  return ET_OK;
+  return fenced_status("et_method_set_trace_session", error, [&]() -> int32_t {
+    if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+    method->method->set_trace_session(session ? session->session : nullptr);
+    return ET_OK;
+  });
 }
 
 namespace {
@@ -254,28 +289,34 @@ int32_t session_result(etrt::TraceSession& session, const char* what, void** dat
 
 int32_t et_trace_session_result(et_trace_session* session, const char* what, void** data, size_t* size,
                                 et_error** error) {
-  if (session == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "session is null"), error);
-  return session_result(*session->session, what, data, size, error);
+  return fenced_status("et_trace_session_result", error, [&]() -> int32_t {
+    if (session == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "session is null"), error);
+    return session_result(*session->session, what, data, size, error);
+  });
 }
 
 void et_buffer_free(void* data) { std::free(data); }
 
 int32_t et_method_enable_tracer(et_method* method, const char* tracer, const et_trace_options* options,
                                 et_error** error) {
-  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
-  et_trace_session* session = nullptr;
-  if (int32_t status = et_trace_session_create(tracer, options, &session, error); status != ET_OK) return status;
-  method->method->set_trace_session(session->session);
-  et_trace_session_destroy(session);  // the method holds it
-  return ET_OK;
+  return fenced_status("et_method_enable_tracer", error, [&]() -> int32_t {
+    if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+    et_trace_session* session = nullptr;
+    if (int32_t status = et_trace_session_create(tracer, options, &session, error); status != ET_OK) return status;
+    method->method->set_trace_session(session->session);
+    et_trace_session_destroy(session);  // the method holds it
+    return ET_OK;
+  });
 }
 
 int32_t et_method_trace_result(et_method* method, const char* what, void** data, size_t* size, et_error** error) {
-  if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
-  const std::shared_ptr<etrt::TraceSession>& session = method->method->trace_session();
-  if (session == nullptr)
-    return hand_over(make_error(ET_ERR_INVALID_STATE, "method '" + method->method->name() + "' is not traced"), error);
-  return session_result(*session, what, data, size, error);
+  return fenced_status("et_method_trace_result", error, [&]() -> int32_t {
+    if (method == nullptr) return hand_over(make_error(ET_ERR_INVALID_ARGUMENT, "method is null"), error);
+    const std::shared_ptr<etrt::TraceSession>& session = method->method->trace_session();
+    if (session == nullptr)
+      return hand_over(make_error(ET_ERR_INVALID_STATE, "method '" + method->method->name() + "' is not traced"), error);
+    return session_result(*session, what, data, size, error);
+  });
 }
 
 }  // extern "C"

@@ -1,6 +1,8 @@
 // Loading a method: values, then delegates, then instructions with their kernels.
 #include "method.h"
 
+#include <cstdio>
+
 #include "../error.h"
 #include "etrt/etrt.h"
 
@@ -11,6 +13,17 @@ std::string operator_name(const pte::Operator& op) {
   std::string name = op.name()->str();
   if (op.overload() != nullptr && op.overload()->size() > 0) name += "." + op.overload()->str();
   return name;
+}
+
+// "kernel 'aten::relu.out' prepare" (plugin_exception_error adds the plugin); built without
+// allocating, as it is built in catch blocks (memory may be what ran out).
+struct KernelCall {
+  char text[256];
+};
+KernelCall kernel_call(const std::string& name, const char* function) noexcept {
+  KernelCall call;
+  std::snprintf(call.text, sizeof call.text, "kernel '%s' %s", name.c_str(), function);
+  return call;
 }
 
 template <typename T>
@@ -63,7 +76,7 @@ et_error* Method::load(std::shared_ptr<Program> program, const std::string& name
 Method::~Method() {
   for (std::vector<Instruction>& chain : chains_)
     for (Instruction& instr : chain)
-      if (instr.kernel.state != nullptr) instr.kernel.release(instr.kernel.user_data, instr.kernel.state);
+      if (instr.kernel.state != nullptr) release_kernel_state(instr, instr.kernel.state);
   for (Delegate& d : delegates_)
     if (d.initialised && d.backend.destroy != nullptr) d.backend.destroy(d.backend.user_data, d.handle);
 }
@@ -209,6 +222,15 @@ et_error* Method::init_instructions(Resolver& resolver, std::vector<std::string>
   return nullptr;
 }
 
+void Method::release_kernel_state(const Instruction& instr, void* state) noexcept {
+  try {
+    instr.kernel.release(instr.kernel.user_data, state);
+  } catch (...) {
+    // plugin_exception_error notes the fault on the plugin and logs it; the state is abandoned.
+    delete plugin_exception_error(instr.plugin, kernel_call(instr.name, "release").text);
+  }
+}
+
 // Kernels that prepare (ABI 1.4) get each of their instructions once, with the arguments every call will see:
 // after memory planning (tensors point at their memory) and folding (folded instructions never run).
 et_error* Method::prepare_kernels() {
@@ -218,8 +240,15 @@ et_error* Method::prepare_kernels() {
       if (instr.kind != Kind::Kernel || instr.kernel.prepare == nullptr) continue;
       for (int32_t list : instr.int_lists) materialise(list);
       void* state = nullptr;
-      if (et_error* error = instr.kernel.prepare(instr.kernel.user_data, instr.args.data(), instr.args.size(), &state)) {
-        if (state != nullptr) instr.kernel.release(instr.kernel.user_data, state);
+      et_error* error = nullptr;
+      try {  // a plugin's exception stops here, as at every call into a plugin
+        error = instr.kernel.prepare(instr.kernel.user_data, instr.args.data(), instr.args.size(), &state);
+      } catch (...) {
+        error = plugin_exception_error(instr.plugin, kernel_call(instr.name, "prepare").text);
+        state = nullptr;  // whatever it wrote before throwing is not trusted
+      }
+      if (error != nullptr) {
+        if (state != nullptr) release_kernel_state(instr, state);
         error->message = "preparing the kernel failed: " + error->message;
         return fail_at(c, pc, instr, error);
       }

@@ -138,6 +138,9 @@ class Method {
   et_error* fold_constant_layout_ops();
   // method.cpp: per-instruction kernel states (ABI 1.4), after folding; released by the destructor.
   et_error* prepare_kernels();
+  // The kernel's release, fenced: it runs in the destructor and on error paths, so what it throws is
+  // noted on its plugin and logged, never propagated (the state is abandoned).
+  static void release_kernel_state(const Instruction& instr, void* state) noexcept;
   // method.cpp: which arguments check_tensor_data looks at, which int lists each call materialises.
   void plan_call_checks();
   // method_execute.cpp

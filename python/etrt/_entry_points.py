@@ -36,6 +36,20 @@ def plugin_packages() -> List[Dict[str, Any]]:
     return [dict(entry) for entry in _discovered]
 
 
+def manifest_files() -> List[str]:
+    """The manifest files of the registered entry points (a directory's *.json in order), e.g. for
+    ETRT_PLUGIN_PATH of a native `etrt` command started from Python, which cannot see this registry."""
+    files: List[str] = []
+    for entry in _discovered:
+        if entry["error"] is None:
+            path = Path(entry["path"])
+            if path.is_dir():
+                files.extend(str(manifest) for manifest in sorted(path.glob("*.json")))
+            else:
+                files.append(str(path))
+    return files
+
+
 def _entry_points() -> list:
     """(distribution name, entry point) of the group, the first distribution of a name on sys.path
     winning as for import. Only the distributions whose entry_points.txt mentions the group are

@@ -95,7 +95,9 @@ import numpy as np
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import etrt
-outcome = {"warnings": [str(w.message) for w in caught], "packages": etrt.plugin_packages()}
+from etrt import _entry_points
+outcome = {"warnings": [str(w.message) for w in caught], "packages": etrt.plugin_packages(),
+           "manifest_files": _entry_points.manifest_files()}
 
 def state():
     return {p["name"]: {"state": p["state"], "failure": p["failure"], "source": p["source"]} for p in etrt.plugins()}
@@ -146,6 +148,7 @@ def test_an_installed_plugin_package_is_registered_at_import_and_loaded_when_a_p
     (entry,) = outcome["packages"]
     assert entry["distribution"] == "vendor-relu" and entry["name"] == "relu" and entry["error"] is None
     assert entry["path"] == str(installed_package(python, "vendor_relu"))
+    assert outcome["manifest_files"] == [str(installed_package(python, "vendor_relu") / "relu.json")]
     # Registered, nothing loaded, the package's Python never imported.
     assert outcome["after_import"]["test_package_relu"]["state"] == "declared"
     assert not outcome["library_mapped_after_import"]
@@ -187,6 +190,7 @@ def test_plugin_packages_that_break_the_trust_rules_are_refused_naming_the_rule(
     by_distribution = {entry["distribution"]: entry for entry in outcome["packages"]}
     assert sorted(by_distribution) == ["vendor-missing", "vendor-open-library", "vendor-open-manifest"]
     assert by_distribution["vendor-open-library"]["error"] is None  # its manifest is fine: registered
+    assert outcome["manifest_files"] == [str(installed_package(python, "vendor_open_library") / "relu.json")]
     assert "writable by every user" in by_distribution["vendor-open-manifest"]["error"]
     assert str(manifest) in by_distribution["vendor-open-manifest"]["error"]
     assert by_distribution["vendor-missing"]["error"] == "no package 'vendor_nowhere' on sys.path"

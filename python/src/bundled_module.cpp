@@ -10,6 +10,7 @@
 
 #include "etrt/bundled_program.h"
 #include "etrt/etrt.hpp"
+#include "etrt/plugin.hpp"
 #include "glue.h"
 
 namespace py = pybind11;
@@ -18,19 +19,9 @@ using etrt::bundled::TestValue;
 
 namespace {
 
+// NumPy spells these dtypes as etrt does; bfloat16 it lacks.
 const char* numpy_name(int32_t dtype) {
-  switch (dtype) {
-    case ET_DTYPE_UINT8: return "uint8";
-    case ET_DTYPE_INT8: return "int8";
-    case ET_DTYPE_INT16: return "int16";
-    case ET_DTYPE_INT32: return "int32";
-    case ET_DTYPE_INT64: return "int64";
-    case ET_DTYPE_FLOAT16: return "float16";
-    case ET_DTYPE_FLOAT32: return "float32";
-    case ET_DTYPE_FLOAT64: return "float64";
-    case ET_DTYPE_BOOL: return "bool";
-    default: return nullptr;
-  }
+  return dtype != ET_DTYPE_BFLOAT16 && etrt::plugin::element_size(dtype) != 0 ? etrt::plugin::dtype_name(dtype) : nullptr;
 }
 
 int32_t dtype_of(const py::dtype& dt, size_t index) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bundled_program_generated.h"
+#include "etrt/plugin.hpp"
 
 namespace etrt::bundled {
 namespace {
@@ -19,31 +20,8 @@ constexpr size_t kIdentifierOffset = 4;
 
 [[noreturn]] void fail(int32_t code, const std::string& message) { throw ::etrt::Error(code, message); }
 
-size_t element_size(int32_t dtype) {
-  switch (dtype) {
-    case ET_DTYPE_UINT8: case ET_DTYPE_INT8: case ET_DTYPE_BOOL: return 1;
-    case ET_DTYPE_INT16: case ET_DTYPE_FLOAT16: case ET_DTYPE_BFLOAT16: return 2;
-    case ET_DTYPE_INT32: case ET_DTYPE_FLOAT32: return 4;
-    case ET_DTYPE_INT64: case ET_DTYPE_FLOAT64: return 8;
-    default: return 0;
-  }
-}
-
-const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case ET_DTYPE_UINT8: return "uint8";
-    case ET_DTYPE_INT8: return "int8";
-    case ET_DTYPE_INT16: return "int16";
-    case ET_DTYPE_INT32: return "int32";
-    case ET_DTYPE_INT64: return "int64";
-    case ET_DTYPE_FLOAT16: return "float16";
-    case ET_DTYPE_FLOAT32: return "float32";
-    case ET_DTYPE_FLOAT64: return "float64";
-    case ET_DTYPE_BOOL: return "bool";
-    case ET_DTYPE_BFLOAT16: return "bfloat16";
-    default: return "unknown dtype";
-  }
-}
+using ::etrt::plugin::dtype_name;
+using ::etrt::plugin::element_size;
 
 const char* tag_name(int32_t tag) {
   switch (tag) {

@@ -28,6 +28,9 @@ void print_usage(FILE* stream) {
                "      each (nothing is run or loaded). Options:\n");
   etrt::tools::print_option_list(Command::inspect, stream);
   std::fprintf(stream,
+               "  generate MODEL.pte --tokenizer FILE --prompt TEXT [options]\n"
+               "      generate text with an LLM program; stream it, then print prefill/decode tokens/s\n"
+               "      and the time to first token (etrt generate --help: its options)\n"
                "  plugins [--json] [--load-all] [--manifest PATH]...\n"
                "      list manifests, plugins (loaded or not), what each provides, and the\n"
                "      loader's decisions\n"
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     return run_run_command(argc - 2, argv + 2);
   }
   if (std::strcmp(command, "inspect") == 0) return run_inspect_command(argc - 2, argv + 2);
+  if (std::strcmp(command, "generate") == 0) return run_generate_command(argc - 2, argv + 2);
   if (std::strcmp(command, "version") == 0 || std::strcmp(command, "--version") == 0) {
     if (asks_for_help(argc - 2, argv + 2)) {
       std::printf("usage: etrt version   (or etrt --version)\n\nPrints the etrt version and the plugin ABI "

@@ -142,8 +142,10 @@ def test_cifar_20_steps_match_eager_pytorch(tmp_path, threads):
 def test_cifar_first_step_against_executorch(tmp_path):
     """One SGD step (lr 0.01) from the same weights and batch: etrt's update of every parameter equals eager
     autograd's to 1e-4 of its magnitude. ExecuTorch 1.5.1's runtime agrees on the classifier but not on the
-    convolution layers (its updates there differ from eager's by more than their own size), so ExecuTorch is
-    not the reference for CIFAR: this test records that and fails if ExecuTorch's result changes."""
+    convolution layers (its updates there differ from eager's by more than their own size): its
+    max_pool2d_with_indices_backward adds into grad_input without zeroing it first, so the gradient picks up
+    whatever the memory plan left there (a single-op program run twice returns twice the gradient). So
+    ExecuTorch is not the reference for CIFAR: this test records that and fails if ExecuTorch's result changes."""
     inputs = cifar_inputs(1)
     initial = initial_parameters(PROGRAMS / "cifar.pte")
     _, our_raw = etrt_train(PROGRAMS / "cifar.pte", "sgd:0.01,0,0,0,0", 1, inputs, tmp_path)

@@ -105,18 +105,21 @@ def test_nan_learning_rate(joint_program):
         (module.forward_backward("forward", INPUTS), module.named_gradients())[1])
 
 
-def test_one_libetrt_for_etrt_and_training(joint_program, tmp_path):
-    """In a fresh process: the plugin etrt.training's program loads is the one etrt reports, from one libetrt."""
-    program = tmp_path / "joint.pte"
-    program.write_bytes(joint_program)
+def test_one_runtime_for_etrt_llm_and_training(joint_program, inference_program, tmp_path):
+    """In a fresh process importing etrt, etrt.llm and etrt.training: one libetrt is mapped, and the kernel
+    plugin the training program loaded serves etrt's own inference program without being loaded again."""
+    joint, inference = tmp_path / "joint.pte", tmp_path / "inference.pte"
+    joint.write_bytes(joint_program)
+    inference.write_bytes(inference_program)
     script = textwrap.dedent(f"""
-        import numpy as np, etrt, etrt.training as training
-        module = training._load_for_executorch_for_training({str(program)!r})
+        import numpy as np, etrt, etrt.llm, etrt.training as training
+        module = training._load_for_executorch_for_training({str(joint)!r})
         module.forward_backward("forward", (np.ones(3, dtype=np.float32), np.array([1, 0, 0], dtype=np.float32)))
-        loaded = [p["name"] for p in etrt.plugins() if p["state"] == "loaded"]
-        maps = [line.split()[-1] for line in open("/proc/self/maps") if "libetrt.so" in line]
-        print(sorted(set(maps)), loaded)
+        etrt.Runtime.get().load_program({str(inference)!r}).load_method("forward").execute(
+            [np.ones((1, 2), dtype=np.float32)])
+        kernels = [p for p in etrt.plugins() if p["name"] == "kernels_optimized"]
+        maps = sorted({{line.split()[-1] for line in open("/proc/self/maps") if "libetrt.so" in line}})
+        print(len(maps), kernels[0]["state"], kernels[0]["load_count"])
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.count("libetrt.so.1") == 1, out
-    assert "kernels_optimized" in out, out
+    assert out.split()[-3:] == ["1", "loaded", "1"], out

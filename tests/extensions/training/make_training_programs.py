@@ -10,6 +10,8 @@ Writes, each made with torch.export + _export_forward_backward + to_edge + to_ex
                           mode: a random mask makes two runtimes' steps incomparable)
   cifar_b32.pte           the same at batch 32
   forward_only.pte        an inference program (no backward graph), for the error tests
+  xor_inference_external.pte  the XOR Net under the name "net" (as in TrainingNet), batch 4, its weights
+                          external constants: what loads a checkpoint etrt saves
 Files already present are kept (exporting is slow).
 """
 
@@ -85,6 +87,20 @@ def main(outdir):
         from executorch.extension.training.examples.XOR.model import Net as XorNet
         edge = to_edge(export(XorNet(), (torch.randn(1, 2),), strict=True))
         write(edge.to_executorch(), out("forward_only.pte"))
+
+
+    if not os.path.exists(out("xor_inference_external.pte")):
+        class Inference(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Net()
+
+            def forward(self, x):
+                return self.net(x)
+
+        program = to_edge(export(Inference(), (torch.randn(4, 2),), strict=True)).to_executorch(
+            ExecutorchBackendConfig(external_constants=True))
+        write(program, out("xor_inference_external.pte"))
 
 
 if __name__ == "__main__":

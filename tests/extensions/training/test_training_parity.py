@@ -11,6 +11,7 @@ is checked for one step only (test_cifar_first_step_against_executorch says why)
 """
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,11 @@ PROGRAMS = Path(os.environ.get("ETRT_TRAINING_PROGRAMS", "training_programs"))
 TOOL = os.environ.get("ETRT_TRAIN_TOOL", "training_train_tool")
 
 
-def etrt_train(program, optimizer, steps, inputs, tmp_path, threads=None):
+def etrt_train(program, optimizer, steps, inputs, tmp_path, threads=None, checkpoint=None):
     params_path = tmp_path / "etrt_parameters.bin"
     command = [TOOL, str(program), optimizer, str(steps), "--parameters-out", str(params_path)]
+    if checkpoint:
+        command += ["--checkpoint", str(checkpoint)]
     if threads:
         command += ["--threads", str(threads)]
     stdin = b"".join(np.ascontiguousarray(a).tobytes() for step in inputs for a in step)
@@ -163,3 +166,34 @@ def test_cifar_first_step_against_executorch(tmp_path):
             assert executorch_error > 1, f"{name}: ExecuTorch now agrees with eager ({executorch_error:.3g})"
         else:
             assert executorch_error < 1e-4, name
+
+
+def test_checkpoint_saved_by_etrt_loads_in_executorch_and_etrt(tmp_path):
+    """XOR trained 50 steps in etrt, its parameters saved as a .ptd (TrainingModule::save_parameters): the
+    inference program whose weights are external constants of those names gives, in ExecuTorch's runtime
+    and in etrt, the logits the saved parameters give."""
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+
+    rng = np.random.default_rng(2)
+    rows = XOR_ROWS[rng.integers(0, 4, size=50)]
+    inputs = [(r[None, :2].astype(np.float32), r[2:3].astype(np.int64)) for r in rows]
+    checkpoint = tmp_path / "xor_trained.ptd"
+    _, raw = etrt_train(PROGRAMS / "xor.pte", "sgd:0.5,0,0,0,0", 50, inputs, tmp_path, checkpoint=checkpoint)
+    w1, b1, w2, b2 = split_parameters(raw, [np.zeros((10, 2)), np.zeros(10), np.zeros((2, 10)), np.zeros(2)])
+    x = XOR_ROWS[:, :2].astype(np.float32)
+    expected = (1 / (1 + np.exp(-(x @ w1.T + b1)))) @ w2.T + b2
+
+    program = PROGRAMS / "xor_inference_external.pte"
+    theirs = _load_for_executorch(str(program), data_path=str(checkpoint)).forward([torch.from_numpy(x)])[0].numpy()
+    np.testing.assert_allclose(theirs, expected, rtol=1e-5, atol=1e-6)
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+    import ctypes
+    import etrt_ctypes
+    library = etrt_ctypes.Library()
+    loaded = library.load_program(program)
+    error = ctypes.c_void_p()
+    library.lib.et_program_add_data_file.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    library.check(library.lib.et_program_add_data_file(loaded.handle, str(checkpoint).encode(), ctypes.byref(error)), error)
+    ours = loaded.load_method("forward").execute([x])[0]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)

@@ -1,11 +1,13 @@
 // Trains a joint forward-backward program with libetrt_training, for the parity tests.
 //
 //   training_train_tool PROGRAM.pte OPTIMIZER STEPS [--data FILE.ptd] [--threads N] [--parameters-out FILE]
+//                       [--checkpoint FILE.ptd]
 //
 // OPTIMIZER is sgd:lr,momentum,dampening,weight_decay,nesterov or adam:lr,beta1,beta2,eps,weight_decay or
 // adamw:(the same). Each step reads the method "forward"'s inputs from stdin, raw bytes of the sizes the
 // program declares, in input order, runs forward_backward and a step, and prints the loss (%.9g) and the
-// step's milliseconds. --parameters-out writes the final parameters, raw, in the program's order.
+// step's milliseconds. --parameters-out writes the final parameters, raw, in the program's order;
+// --checkpoint saves them with TrainingModule::save_parameters.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -53,12 +55,13 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "usage: %s PROGRAM OPTIMIZER STEPS [--data F] [--threads N] [--parameters-out F]\n", argv[0]);
     return 2;
   }
-  std::string data_path, parameters_out;
+  std::string data_path, parameters_out, checkpoint;
   for (int i = 4; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--data") data_path = argv[i + 1];
     else if (flag == "--threads") etrt::Runtime::get().set_num_threads(std::stoul(argv[i + 1]));
     else if (flag == "--parameters-out") parameters_out = argv[i + 1];
+    else if (flag == "--checkpoint") checkpoint = argv[i + 1];
     else throw std::runtime_error("unknown flag " + flag);
   }
   auto module = etrt::training::TrainingModule::load(argv[1], data_path);
@@ -101,6 +104,7 @@ int main(int argc, char** argv) try {
     for (const auto& [name, tensor] : module.named_parameters()) std::fwrite(tensor->data, 1, tensor->nbytes, out);
     std::fclose(out);
   }
+  if (!checkpoint.empty()) module.save_parameters(checkpoint);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "training_train_tool: %s\n", e.what());

@@ -122,6 +122,45 @@ TEST(TrainingModule, LoadsFromBytes) {
   EXPECT_EQ(module.named_gradients().size(), 2u);
 }
 
+// A checkpoint: the parameters saved as a .ptd load as the external constants of the XOR inference program,
+// whose logits then are the ones the parameters give (worked out here).
+TEST(TrainingModule, SavedParametersLoadAsExternalConstants) {
+  TrainingModule module = TrainingModule::load(program_path("xor.pte"));
+  SGD sgd(module.named_parameters(), {0.5});
+  for (int step = 0; step < 8; ++step) {
+    OwnedTensor<float> x({1, 2}, {static_cast<float>(step % 2), static_cast<float>(step / 2 % 2)}, ET_DTYPE_FLOAT32);
+    OwnedTensor<int64_t> label({1}, {(step % 2) ^ (step / 2 % 2)}, ET_DTYPE_INT64);
+    module.forward_backward("forward", {x.value(), label.value()});
+    sgd.step(module.named_gradients());
+  }
+  const std::string path = ::testing::TempDir() + "/xor_checkpoint.ptd";
+  module.save_parameters(path);
+
+  etrt::Program inference = etrt::Program::load(program_path("xor_inference_external.pte"));
+  inference.add_data_file(path);
+  etrt::Method method = inference.load_method("forward");
+  OwnedTensor<float> rows({4, 2}, {0, 0, 0, 1, 1, 0, 1, 1}, ET_DTYPE_FLOAT32);
+  method.set_input(0, rows.tensor);
+  method.execute();
+  const auto* logits = static_cast<const float*>(method.output(0).tensor->data);
+  const NamedTensors& p = module.named_parameters();
+  const auto* w1 = static_cast<const float*>(p[0].second->data);
+  const auto* b1 = static_cast<const float*>(p[1].second->data);
+  const auto* w2 = static_cast<const float*>(p[2].second->data);
+  const auto* b2 = static_cast<const float*>(p[3].second->data);
+  for (int r = 0; r < 4; ++r)
+    for (int o = 0; o < 2; ++o) {
+      double logit = b2[o];
+      for (int h = 0; h < 10; ++h) {
+        const double z = b1[h] + w1[h * 2] * rows.data[r * 2] + w1[h * 2 + 1] * rows.data[r * 2 + 1];
+        logit += w2[o * 10 + h] / (1 + std::exp(-z));
+      }
+      EXPECT_NEAR(logits[r * 2 + o], logit, 1e-5) << "row " << r << " logit " << o;
+    }
+  expect_error(ET_ERR_INVALID_ARGUMENT, "cannot write the parameters",
+               [&] { module.save_parameters("/nonexistent-directory/xor.ptd"); });
+}
+
 TEST(TrainingModuleErrors, ProgramWithoutBackwardGraph) {
   TrainingModule module = TrainingModule::load(program_path("forward_only.pte"));
   OwnedTensor<float> x({1, 2}, {0, 1}, ET_DTYPE_FLOAT32);

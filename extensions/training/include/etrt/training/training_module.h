@@ -47,6 +47,11 @@ class TrainingModule {
   // ET_ERR_INVALID_STATE before the first forward_backward.
   const NamedTensors& named_gradients(const std::string& method = "forward");
 
+  // Writes the current parameters of `method` to a .ptd (ExecuTorch's flat tensor data file), keyed by
+  // their fully qualified names: what a program exported with external constants of those names loads,
+  // in ExecuTorch's runtime and in etrt. Throws ET_ERR_INVALID_ARGUMENT when the file cannot be written.
+  void save_parameters(const std::string& path, const std::string& method = "forward");
+
   // The program underneath, for running its other methods.
   const etrt::Program& program() const;
 
@@ -55,5 +60,8 @@ class TrainingModule {
   explicit TrainingModule(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+// The bytes save_parameters writes.
+std::string parameters_file_bytes(const NamedTensors& parameters);
 
 }  // namespace etrt::training

@@ -6,9 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "etrt/etrt.hpp"
 #include "etrt/llm/text_runner.h"
@@ -68,12 +71,31 @@ class TextStream {
   py::object decoder_;
 };
 
+// One call at a time per runner (the TextRunner is not reentrant): a call from another thread waits,
+// with the GIL released so the running call's callbacks can take it; a call from the runner's own
+// callback is refused by name instead of deadlocking. stop() is always allowed.
 class PyTextRunner {
  public:
   PyTextRunner(const std::string& model_path, const std::string& tokenizer_path,
                const std::optional<std::string>& data_path)
       : runner_(model_path, tokenizer_path,
                 data_path ? std::vector<std::string>{*data_path} : std::vector<std::string>{}) {}
+
+  // Runs `work` alone on this runner. Called with the GIL held; `work` runs without it.
+  template <typename Work>
+  void exclusive(const char* call, Work&& work) {
+    if (owner_.load() == std::this_thread::get_id())
+      throw etrt::Error(ET_ERR_INVALID_STATE, std::string("TextLLMRunner.") + call +
+                                                  "() was called from this runner's own callback, while it runs");
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    owner_ = std::this_thread::get_id();
+    struct ClearOwner {
+      std::atomic<std::thread::id>& owner;
+      ~ClearOwner() { owner = std::thread::id(); }
+    } clear{owner_};
+    work(runner_);
+  }
 
   void generate(const std::string& prompt, const GenerationConfig& config, const py::object& token_callback,
                 const py::object& stats_callback) {
@@ -85,20 +107,30 @@ class PyTextRunner {
     if (!stats_callback.is_none()) {
       on_stats = [&](const Stats& stats) {
         py::gil_scoped_acquire acquire;
-        stats_callback(stats);
+        stats_callback(Stats(stats));  // a copy: Python may keep it
       };
     }
-    {
-      py::gil_scoped_release release;  // stop() may come from another Python thread
-      runner_.generate(prompt, config, on_token, on_stats);
-    }
+    exclusive("generate", [&](TextRunner& runner) { runner.generate(prompt, config, on_token, on_stats); });
     if (stream) stream->finish();
   }
 
+  // A value a running call changes, read between calls (another thread waits for the running one)
+  // or from the running call's own callback (it is paused there).
+  template <typename Read>
+  auto read(Read&& read_value) {
+    if (owner_.load() == std::this_thread::get_id()) return read_value(runner_);
+    decltype(read_value(runner_)) value{};
+    exclusive("read", [&](TextRunner& runner) { value = read_value(runner); });
+    return value;
+  }
+
+  // stop(), the metadata and the tokenizer need no exclusion (an atomic flag, values fixed at construction).
   TextRunner& runner() { return runner_; }
 
  private:
   TextRunner runner_;
+  std::mutex mutex_;
+  std::atomic<std::thread::id> owner_{};
 };
 
 }  // namespace
@@ -161,22 +193,25 @@ PYBIND11_MODULE(_llm, m) {
       .def("generate", &PyTextRunner::generate, py::arg("prompt"), py::arg("config"),
            py::arg("token_callback") = py::none(), py::arg("stats_callback") = py::none())
       .def("prefill", [](PyTextRunner& r, const std::string& prompt, const GenerationConfig& config) {
-             r.runner().prefill(prompt, config);
-           }, py::arg("prompt"), py::arg("config") = GenerationConfig{}, py::call_guard<py::gil_scoped_release>())
+             r.exclusive("prefill", [&](TextRunner& runner) { runner.prefill(prompt, config); });
+           }, py::arg("prompt"), py::arg("config") = GenerationConfig{})
       .def("stop", [](PyTextRunner& r) { r.runner().stop(); })
-      .def("reset", [](PyTextRunner& r) { r.runner().reset(); })
-      .def("load", [](PyTextRunner& r) { r.runner().load(); }, py::call_guard<py::gil_scoped_release>())
-      .def("is_loaded", [](PyTextRunner& r) { return r.runner().is_loaded(); })
+      .def("reset", [](PyTextRunner& r) { r.exclusive("reset", [](TextRunner& runner) { runner.reset(); }); })
+      .def("load", [](PyTextRunner& r) { r.exclusive("load", [](TextRunner& runner) { runner.load(); }); })
+      .def("is_loaded", [](PyTextRunner& r) { return r.read([](TextRunner& t) { return t.is_loaded(); }); })
       .def("warmup", [](PyTextRunner& r, const std::string& prompt, int32_t max_new_tokens) {
-             r.runner().warmup(prompt, max_new_tokens);
-           }, py::arg("prompt"), py::arg("max_new_tokens") = 15, py::call_guard<py::gil_scoped_release>())
+             r.exclusive("warmup", [&](TextRunner& runner) { runner.warmup(prompt, max_new_tokens); });
+           }, py::arg("prompt"), py::arg("max_new_tokens") = 15)
       .def("get_vocab_size", [](PyTextRunner& r) -> int64_t {
              const auto& vocab = r.runner().metadata().vocab_size;
              return vocab ? *vocab : -1;
            })
-      .def_property_readonly("stats", [](PyTextRunner& r) { return r.runner().stats(); })
-      .def_property_readonly("position", [](PyTextRunner& r) { return r.runner().position(); })
-      .def_property_readonly("generated_tokens", [](PyTextRunner& r) { return r.runner().generated_tokens(); })
+      .def_property_readonly("stats", [](PyTextRunner& r) { return r.read([](TextRunner& t) { return t.stats(); }); })
+      .def_property_readonly("position",
+                             [](PyTextRunner& r) { return r.read([](TextRunner& t) { return t.position(); }); })
+      .def_property_readonly("generated_tokens", [](PyTextRunner& r) {
+             return r.read([](TextRunner& t) { return t.generated_tokens(); });
+           })
       .def_property_readonly("metadata", [](PyTextRunner& r) {
              const auto& md = r.runner().metadata();
              py::dict d;
@@ -199,8 +234,8 @@ PYBIND11_MODULE(_llm, m) {
       .def("__repr__", [](PyTextRunner& r) {
              const auto& md = r.runner().metadata();
              return "<TextLLMRunner max_context_len=" + std::to_string(md.max_context_len) +
-                    " position=" + std::to_string(r.runner().position()) +
-                    " loaded=" + (r.runner().is_loaded() ? "True" : "False") + ">";
+                    " position=" + std::to_string(r.read([](TextRunner& t) { return t.position(); })) +
+                    " loaded=" + (r.read([](TextRunner& t) { return t.is_loaded(); }) ? "True" : "False") + ">";
            });
 
   etrt::python::define_runtime_functions(m);

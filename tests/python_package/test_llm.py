@@ -167,3 +167,49 @@ def test_type_stub_matches_the_compiled_module():
     for name, members in names.items():
         if inspect.isclass(getattr(module, name)):
             assert members == public_members(getattr(module, name)) - public_members(object), name
+
+
+def test_calls_from_two_threads_run_one_at_a_time():
+    import threading
+    import time
+
+    alone = TextLLMRunner(MODEL, TOKENIZER)
+    alone.generate(PROMPTS[0], greedy(10))
+    first = alone.generated_tokens
+    alone.reset()
+    alone.generate(PROMPTS[2], greedy(10))
+    expected = alone.generated_tokens
+    assert expected != first  # the two generations are told apart by their tokens
+
+    runner = TextLLMRunner(MODEL, TOKENIZER)
+    started = threading.Event()
+
+    def slow(piece):
+        started.set()
+        time.sleep(0.01)
+
+    def second():
+        started.wait()
+        runner.reset()  # waits for the first generation to end
+        runner.generate(PROMPTS[2], greedy(10))
+
+    other = threading.Thread(target=second)
+    other.start()
+    runner.generate(PROMPTS[0], greedy(10), slow)
+    other.join()
+    assert runner.generated_tokens == expected
+
+
+def test_a_call_from_the_runners_own_callback_is_refused_by_name():
+    runner = TextLLMRunner(MODEL, TOKENIZER)
+    seen = {}
+
+    def reenter(piece):
+        seen["position"] = runner.position  # reading is allowed
+        runner.reset()
+
+    with pytest.raises(etrt.Error, match=r"TextLLMRunner.reset\(\) was called from this runner's own callback"):
+        runner.generate(PROMPTS[0], greedy(5), reenter)
+    assert seen["position"] == 0  # the position moves only once the generation ends
+    runner.generate(PROMPTS[0], greedy(5))
+    assert len(runner.generated_tokens) == 5

@@ -246,6 +246,8 @@ TEST(Tensor, BadShapesAreRefused) {
   EXPECT_THROW(empty({-1}), etrt::Error);
   EXPECT_THROW(from_blob(nullptr, {2, 2}, {0, 0}, {}), etrt::Error);
   EXPECT_THROW(full({2}, 1.0, ScalarType::Half), etrt::Error);
+  EXPECT_THROW(empty({65536, 65536, 65536, 65536, 65536}), etrt::Error);  // its byte count overflows
+  EXPECT_THROW(EValue{TensorPtr{}}, etrt::Error);
   EValue number(int64_t{4});
   EXPECT_THROW(number.toTensor(), etrt::Error);
   EXPECT_EQ(EValue(3).toInt(), 3);

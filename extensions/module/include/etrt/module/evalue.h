@@ -65,7 +65,7 @@ class EValue {
   // A TensorPtr (or any pointer-like to a Tensor): the EValue shares the tensor.
   template <typename P, std::enable_if_t<std::is_convertible_v<decltype(*std::declval<P>()), const Tensor&> &&
                                              !std::is_same_v<std::decay_t<P>, Tensor>, int> = 0>
-  /* implicit */ EValue(const P& pointer) : tag(Tag::Tensor), tensor_(*pointer) {}
+  /* implicit */ EValue(const P& pointer) : tag(Tag::Tensor), tensor_(*checked(pointer)) {}
   explicit EValue(std::string text) : tag(Tag::String), string_(std::move(text)) {}
 
   bool isNone() const { return tag == Tag::None; }
@@ -87,6 +87,11 @@ class EValue {
   Tag tag = Tag::None;
 
  private:
+  template <typename P>
+  static const P& checked(const P& pointer) {
+    if (!pointer) throw ::etrt::Error(ET_ERR_INVALID_ARGUMENT, "EValue made from a null tensor pointer");
+    return pointer;
+  }
   void expect(Tag wanted) const {
     if (tag != wanted)
       throw ::etrt::Error(ET_ERR_INVALID_ARGUMENT, std::string("EValue holds ") + tag_to_string(tag) + ", not " +

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <sys/types.h>
 #include <type_traits>
 #include <vector>
 
@@ -129,8 +130,13 @@ struct TensorImpl {
       tensor_detail::fail("a tensor has at most " + std::to_string(ET_MAX_RANK) + " dimensions, not " +
                           std::to_string(sizes.size()));
     if (elementSize(type) == 0) tensor_detail::fail("unknown ScalarType " + std::to_string(static_cast<int>(type)));
-    for (int32_t size : sizes)
+    size_t bytes = elementSize(type);
+    for (int32_t size : sizes) {
       if (size < 0) tensor_detail::fail("a tensor size is negative (" + std::to_string(size) + ")");
+      if (size > 0 && bytes > SIZE_MAX / static_cast<size_t>(size))
+        tensor_detail::fail("a tensor's byte count overflows (a size of " + std::to_string(size) + ")");
+      bytes *= static_cast<size_t>(size);
+    }
     if (dim_order.empty())
       for (size_t i = 0; i < sizes.size(); ++i) dim_order.push_back(static_cast<uint8_t>(i));
     if (dim_order.size() != sizes.size())

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Checks what a shared object with the static XNNPACK inside shows the dynamic linker.
 
-  check_module_symbols.py READELF MODULE [--expect-leak] [--call-entry]
+  check_module_symbols.py READELF MODULE [--expect-leak] [--call-entry] [--defines-only=NAME,...]
 
 Default: MODULE's dynamic symbol table holds no xnn_*, cpuinfo_* or pthreadpool_* symbol,
 defined or imported, and it needs no XNNPACK, cpuinfo or pthreadpool library: the module is
 what the XNNPACK plugin will be, XNNPACK hidden inside it. --call-entry also loads it and
-calls et_plugin_entry(), which runs XNNPACK (0 is success).
+calls et_plugin_entry(), which runs XNNPACK (0 is success). --defines-only=NAME,... also requires
+that MODULE defines no dynamic symbol but those (the plugin itself: its entry point alone).
 --expect-leak: the opposite, for a module that exports an xnn_ function on purpose and is linked
 without the version script, to show the check finds such symbols when they are there."""
 import ctypes
@@ -49,6 +50,11 @@ def main():
         print(f"OK: the check sees what {module} leaks: " + ", ".join(leaked))
         return
     problems = [f"exports or imports {s}" for s in leaked] + [f"needs {lib}" for lib in libraries]
+    allowed = [a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--defines-only=")]
+    if allowed:
+        problems += [f"defines {name}, not only {', '.join(allowed[0])}"
+                     for name, ndx in dynamic_symbols(readelf, module)
+                     if name and ndx != "UND" and name not in allowed[0]]
     if problems:
         sys.exit(f"FAIL: {module}:\n  " + "\n  ".join(problems))
     if "--call-entry" in sys.argv:

@@ -58,3 +58,10 @@ add_test(NAME xnnpack_module_symbols_control
 
 set_tests_properties(xnnpack_cpuinfo_test xnnpack_pthreadpool_extensions_test xnnpack_from_source_test
   xnnpack_module_symbols xnnpack_module_symbols_control PROPERTIES LABELS ${_label})
+
+# The plugin itself, as built and shipped: its entry point is the one symbol it defines for the
+# dynamic linker, and nothing of XNNPACK, cpuinfo or pthreadpool is exported, imported or needed.
+add_test(NAME xnnpack_plugin_symbols
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_module_symbols.py ${_readelf}
+          $<TARGET_FILE:etrt_plugin_xnnpack> --defines-only=et_plugin_entry)
+set_tests_properties(xnnpack_plugin_symbols PROPERTIES LABELS ${_label})

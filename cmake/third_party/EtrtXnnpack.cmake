@@ -17,6 +17,7 @@
 #   ETRT_XNNPACK_COMMIT         the pinned upstream commit.
 include_guard(GLOBAL)
 include(ExternalProject)
+include(${CMAKE_CURRENT_LIST_DIR}/EtrtFetch.cmake)
 
 # --- the pin -------------------------------------------------------------------------------
 set(ETRT_XNNPACK_COMMIT 4ea82e5)
@@ -35,6 +36,8 @@ set(ETRT_THIRD_PARTY_CACHE_DIR "${_cache_default}" CACHE PATH
     "Where third-party source archives are downloaded and unpacked, shared by build trees")
 set(ETRT_XNNPACK_SOURCE_ARCHIVE "" CACHE FILEPATH
     "A local copy of ${_xnn_archive_name} (checked against its SHA-256) instead of downloading it")
+set(ETRT_THIRD_PARTY_FETCH_ATTEMPTS 3 CACHE STRING
+    "How many times a third-party archive is downloaded before configuration gives up")
 set(ETRT_XNNPACK_BUILD_JOBS "" CACHE STRING
     "Parallel jobs for XNNPACK's own build (empty: its build tool's default)")
 
@@ -74,24 +77,11 @@ function(_etrt_xnnpack_archive out)
     file(REMOVE "${cached}")
   endif()
   message(STATUS "XNNPACK source: downloading ${ETRT_XNNPACK_URL}")
-  # A private partial file, renamed when complete: build trees configuring at once never see half a file.
-  string(RANDOM LENGTH 8 tag)
-  set(partial "${cached}.${tag}.part")
-  # The hash is checked after the download, not by file(DOWNLOAD EXPECTED_HASH): that form reports
-  # a failed download as a hash error of its own and goes on, before this message could say what to do.
-  file(DOWNLOAD "${ETRT_XNNPACK_URL}" "${partial}" INACTIVITY_TIMEOUT 60 TIMEOUT 900 STATUS status)
-  list(GET status 0 code)
-  if(NOT code EQUAL 0)
-    list(GET status 1 reason)
-    file(REMOVE "${partial}")
-    _etrt_xnnpack_no_archive("downloading it failed (${code}: ${reason}).")
+  etrt_fetch_verified(URL "${ETRT_XNNPACK_URL}" SHA256 "${ETRT_XNNPACK_SHA256}" OUTPUT "${cached}"
+                      ATTEMPTS ${ETRT_THIRD_PARTY_FETCH_ATTEMPTS} RESULT_VARIABLE failures)
+  if(failures)
+    _etrt_xnnpack_no_archive("downloading it failed ${ETRT_THIRD_PARTY_FETCH_ATTEMPTS} times:\n${failures}")
   endif()
-  file(SHA256 "${partial}" hash)
-  if(NOT hash STREQUAL ETRT_XNNPACK_SHA256)
-    file(REMOVE "${partial}")
-    _etrt_xnnpack_no_archive("the download has SHA-256 ${hash}, not the pinned one.")
-  endif()
-  file(RENAME "${partial}" "${cached}")
   set(${out} "${cached}" PARENT_SCOPE)
 endfunction()
 

@@ -65,3 +65,9 @@ add_test(NAME xnnpack_plugin_symbols
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_module_symbols.py ${_readelf}
           $<TARGET_FILE:etrt_plugin_xnnpack> --defines-only=et_plugin_entry)
 set_tests_properties(xnnpack_plugin_symbols PROPERTIES LABELS ${_label})
+
+# The download of third-party archives (cmake/third_party/EtrtFetch.cmake): retried, hash-checked, reported.
+add_test(NAME xnnpack_fetch_verified
+  COMMAND ${CMAKE_COMMAND} -DETRT_SOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/fetch_test
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/fetch_test.cmake)
+set_tests_properties(xnnpack_fetch_verified PROPERTIES LABELS ${_label})

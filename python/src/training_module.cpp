@@ -269,6 +269,12 @@ PYBIND11_MODULE(_training, m) {
              return out;
            },
            py::arg("method") = "forward")
+      .def("save_parameters",
+           [](PyTrainingModule& self, const std::string& path, const std::string& method) {
+             py::gil_scoped_release release;
+             self.module().save_parameters(path, method);
+           },
+           py::arg("path"), py::arg("method") = "forward")
       .def("named_gradients",
            [](py::object self, const std::string& method) {
              auto& m = self.cast<PyTrainingModule&>();

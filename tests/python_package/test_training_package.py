@@ -96,6 +96,34 @@ def test_parameters_and_gradients_of_another_module(joint_program):
     optimizer.step(a.named_gradients())
 
 
+def test_checkpoint_loads_as_external_constants(joint_program, tmp_path):
+    """save_parameters' .ptd feeds an inference program whose weights are external constants of those names."""
+    from executorch.exir import ExecutorchBackendConfig
+
+    class Inference(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    inference = to_edge(export(Inference(), (torch.ones(3),), strict=True)).to_executorch(
+        ExecutorchBackendConfig(external_constants=True))
+    (tmp_path / "inference.pte").write_bytes(inference.buffer)
+    module = training._load_for_executorch_for_training_from_buffer(joint_program)
+    module.forward_backward("forward", INPUTS)
+    training.get_sgd_optimizer(module.named_parameters(), 0.5).step(module.named_gradients())
+    module.save_parameters(tmp_path / "trained.ptd")
+    program = etrt.Runtime.get().load_program(tmp_path / "inference.pte", data_path=tmp_path / "trained.ptd")
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    logits = np.asarray(program.load_method("forward").execute([x])[0])
+    weights = module.named_parameters()
+    np.testing.assert_allclose(logits, weights["linear.weight"] @ x + weights["linear.bias"], rtol=1e-5, atol=1e-6)
+    with pytest.raises(etrt.Error, match="cannot write the parameters"):
+        module.save_parameters("/nonexistent-directory/trained.ptd")
+
+
 def test_nan_learning_rate(joint_program):
     module = training._load_for_executorch_for_training_from_buffer(joint_program)
     for make in (training.get_sgd_optimizer, training.get_adam_optimizer, training.get_adamw_optimizer):

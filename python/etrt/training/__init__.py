@@ -13,8 +13,9 @@ thread pool ``etrt`` reports serve it. ``named_parameters()`` and ``named_gradie
 method's memory, not copies: a parameter view stays valid as long as its module (an optimizer step
 changes it in place); a gradient view holds the last step's gradients until the next forward_backward.
 Inputs may be NumPy arrays or torch tensors; outputs and views come back as the same kind as the last
-inputs (NumPy before any). Beyond ExecuTorch: ``get_adam_optimizer`` / ``get_adamw_optimizer``, and
-``named_parameters()`` works before the first step. See docs/TRAINING.md.
+inputs (NumPy before any). Beyond ExecuTorch: ``get_adam_optimizer`` / ``get_adamw_optimizer``,
+``TrainingModule.save_parameters`` (a .ptd checkpoint), and ``named_parameters()`` works before the first
+step. See docs/TRAINING.md.
 """
 from __future__ import annotations
 
@@ -56,6 +57,11 @@ class TrainingModule:
 
     def named_gradients(self, method_name: str = "forward") -> Dict[str, Any]:
         return self._out(self._module.named_gradients(method_name))
+
+    def save_parameters(self, path: Union[str, os.PathLike], method_name: str = "forward") -> None:
+        """Writes the parameters as a .ptd keyed by their fully qualified names (not in ExecuTorch): a
+        program exported with external constants of those names loads it, in ExecuTorch and in etrt."""
+        self._module.save_parameters(os.fspath(path), method_name)
 
 
 def _load_for_executorch_for_training(path: Union[str, os.PathLike], data_path: Optional[str] = None) -> TrainingModule:

@@ -8,8 +8,11 @@ same shape, and pytest runs the copy in a child process. The suite passes only w
     test against ExecuTorch's runtime and prove nothing);
   - no test failed or errored, and at least `min_passed` passed;
   - the tests left out are exactly the ones named, each with its reason (printed);
-  - no ExecuTorch runtime extension (_portable_lib, _llm_runner, _training_lib) was ever mapped
-    into the child process: the tests ran on etrt alone.
+  - none of ExecuTorch's runtime modules (executorch.runtime, its pybindings _C / portable_lib,
+    _llm_runner, _training_lib) was imported or mapped into the child process: the tests ran on etrt
+    alone. (ExecuTorch's export-time operator libraries may be mapped: they need libexecutorch.so and
+    _C's file, but run nothing of a program.) A suite whose own imports pull a runtime module in
+    names it in `allowed_runtime_modules`, with the reason.
 """
 
 from __future__ import annotations
@@ -22,8 +25,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-# Shared objects of ExecuTorch's runtime; none may appear in a swapped suite's process.
-EXECUTORCH_RUNTIME_OBJECTS = re.compile(r"_portable_lib|_llm_runner|_training_lib|_pybindings")
+# ExecuTorch's runtime, as Python modules and as the shared objects only those modules load.
+EXECUTORCH_RUNTIME_MODULES = (
+    "executorch.runtime",
+    "executorch.extension.pybindings._C",
+    "executorch.extension.pybindings.portable_lib",
+    "executorch.extension.pybindings._portable_lib",
+    "executorch.extension.llm.runner._llm_runner",
+    "executorch.extension.training.pybindings._training_lib",
+)
+EXECUTORCH_RUNTIME_OBJECTS = re.compile(r"/_portable_lib\.|/_llm_runner\.|/_training_lib\.")
 
 # Written into the suite's directory: records, at the end of the session, which ExecuTorch
 # runtime objects the process mapped, and every test's outcome.
@@ -38,11 +49,13 @@ def pytest_runtest_logreport(report):
             _outcomes[report.nodeid] = report.outcome
 
 def pytest_sessionfinish(session, exitstatus):
+    import sys
     pattern = re.compile(os.environ["UPSTREAM_FORBIDDEN"])
     with open("/proc/self/maps") as maps:
         mapped = sorted({line.split()[-1] for line in maps if pattern.search(line)})
+    imported = sorted(set(os.environ["UPSTREAM_FORBIDDEN_MODULES"].split(",")) & set(sys.modules))
     with open(os.environ["UPSTREAM_REPORT"], "w") as out:
-        json.dump({"mapped": mapped, "outcomes": _outcomes}, out)
+        json.dump({"mapped": mapped, "imported": imported, "outcomes": _outcomes}, out)
 '''
 
 
@@ -62,6 +75,7 @@ def run_suite(
     min_passed: int = 1,
     timeout: float = 1800,
     extra_files: tuple[str, ...] = (),
+    allowed_runtime_modules: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Runs executorch/<relative_path> with `rewrites` applied; returns {test id: outcome}.
 
@@ -94,7 +108,8 @@ def run_suite(
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", str(target)]
         if left_out:
             command += ["-k", " and ".join(f"not {name.split('::')[-1]}" for name in left_out)]
-        env = dict(os.environ, UPSTREAM_FORBIDDEN=EXECUTORCH_RUNTIME_OBJECTS.pattern, UPSTREAM_REPORT=str(report))
+        env = dict(os.environ, UPSTREAM_FORBIDDEN=EXECUTORCH_RUNTIME_OBJECTS.pattern,
+                   UPSTREAM_FORBIDDEN_MODULES=",".join(EXECUTORCH_RUNTIME_MODULES), UPSTREAM_REPORT=str(report))
         print(f"upstream suite {relative_path}: left out {len(left_out)} test(s)")
         for name, reason in left_out.items():
             print(f"  left out {name}: {reason}")
@@ -104,7 +119,13 @@ def run_suite(
         assert report.exists(), f"{relative_path}: pytest ended before its session finished (exit {result.returncode})"
         recorded = json.loads(report.read_text())
 
-    assert not recorded["mapped"], f"{relative_path}: ExecuTorch's runtime was loaded: {recorded['mapped']}"
+    allowed = dict(allowed_runtime_modules or {})
+    for module, reason in allowed.items():
+        print(f"  allowed ExecuTorch runtime module {module}: {reason}")
+    imported = [m for m in recorded["imported"] if m not in allowed]
+    assert not imported, f"{relative_path}: ExecuTorch's runtime was imported: {imported}"
+    if not allowed:
+        assert not recorded["mapped"], f"{relative_path}: ExecuTorch's runtime was loaded: {recorded['mapped']}"
     outcomes = recorded["outcomes"]
     failed = {test: outcome for test, outcome in outcomes.items() if outcome != "passed"}
     assert not failed, f"{relative_path}: {len(failed)} test(s) did not pass: {failed}"

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "etrt/base/utf8.h"
+
 namespace etrt::tools {
 namespace {
 
@@ -10,25 +12,6 @@ void append_escape(std::string& out, uint32_t unit) {
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(unit & 0xffff));
   out += buffer;
-}
-
-// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629) and its code point; 0
-// when there is none. (etrt_base's utf8_sequence replaces it once base/ is in.)
-size_t utf8_sequence(std::string_view text, uint32_t* code_point) {
-  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
-  const uint8_t lead = byte(0);
-  const size_t length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
-                        : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-  if (length == 0 || text.size() < length) return 0;
-  uint32_t value = lead & (0x7f >> length);
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xc0) != 0x80) return 0;
-    value = (value << 6) | (byte(i) & 0x3f);
-  }
-  const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < smallest[length] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return 0;
-  *code_point = value;
-  return length;
 }
 
 }  // namespace
@@ -44,8 +27,8 @@ std::string json_string(std::string_view text) {
       ++at;
       continue;
     }
-    uint32_t code_point = 0;
-    const size_t length = utf8_sequence(text.substr(at), &code_point);
+    char32_t code_point = 0;
+    const size_t length = base::utf8_sequence(text.substr(at), &code_point);
     if (length == 0) {
       append_escape(out, 0xfffd);
       ++at;

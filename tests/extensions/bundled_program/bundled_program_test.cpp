@@ -1,6 +1,7 @@
 // Bundled programs (extensions/bundled_program) made by ExecuTorch's
 // devtools.bundled_program (make_bundled_programs.py): read, run, verified.
 #include "etrt/bundled_program.h"
+#include "etrt/module/bundled_module.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -103,6 +104,41 @@ TEST(BundledProgram, ClearErrors) {
   EXPECT_THROW(bundled.test_case("forward", 2), etrt::Error);
   etrt::Method encode = bundled.program().load_method("encode");
   EXPECT_THROW(bundled.load_inputs(encode, "forward", 0), etrt::Error);  // two inputs for a method of one
+}
+
+}  // namespace
+
+namespace {
+
+using etrt::extension::BundledModule;
+using etrt::extension::Error;
+
+TEST(BundledModule, RunsAndVerifiesTestCasesAsExecuTorchs) {
+  auto module = BundledModule::from_file(kDir + "/linear_add_wrong.bpte");
+  ASSERT_TRUE(module.ok()) << module.message();
+  auto outputs = (*module)->execute("forward", 0);
+  ASSERT_TRUE(outputs.ok()) << outputs.message();
+  EXPECT_EQ(outputs->at(0).toTensor().numel(), 6);
+  EXPECT_EQ((*module)->verify_method_outputs("forward", 0), Error::Ok);
+
+  ASSERT_TRUE((*module)->execute("forward", 1).ok());
+  EXPECT_EQ((*module)->verify_method_outputs("forward", 1), Error::NotFound);
+  EXPECT_THAT((*module)->last_error_message(), HasSubstr("forward test case 1: FAILED: output 0 1 of 6 elements"));
+  EXPECT_EQ((*module)->verify_method_outputs("forward", 1, 1e-5, 0.6), Error::Ok);
+
+  auto missing_case = (*module)->execute("forward", 7);
+  EXPECT_EQ(missing_case.error(), Error::InvalidArgument);
+  EXPECT_THAT(missing_case.message(), HasSubstr("test case 7 of forward is out of range"));
+  auto plain = BundledModule::from_file(kDir + "/linear_add.pte");
+  EXPECT_FALSE(plain.ok());
+  EXPECT_THAT(plain.message(), HasSubstr("is a plain program"));
+
+  // The Module underneath runs the program with inputs of the caller's too.
+  std::vector<uint8_t> bytes = read(kDir + "/linear_add.bpte");
+  BundledModule from_memory(bytes.data(), bytes.size());
+  auto encoded = from_memory.execute("encode", etrt::extension::zeros({2, 4}));
+  ASSERT_TRUE(encoded.ok()) << encoded.message();
+  EXPECT_EQ(encoded->at(0).toTensor().size(1), 3);
 }
 
 }  // namespace

@@ -288,6 +288,18 @@ class Module {
   // What the last failed call failed on ("" after a success), in libetrt's words.
   const std::string& last_error_message() const { return last_error_; }
 
+ protected:
+  // The loaded method (loading it on first need), or nullptr with last_error_message() set: for
+  // subclasses that drive the method themselves (BundledModule).
+  ::etrt::Method* loaded_method(const std::string& method_name) {
+    if (load_method(method_name) != Error::Ok) return nullptr;
+    return methods_.at(method_name)->method.get();
+  }
+  Error fail(Error error, std::string message) {
+    last_error_ = std::move(message);
+    return error;
+  }
+
  private:
   struct InputSlot {
     EValue value;       // keeps the tensor's shape and data alive
@@ -311,10 +323,6 @@ class Module {
     } catch (const std::bad_alloc&) {
       return fail(Error::MemoryAllocationFailed, "out of memory");
     }
-  }
-  Error fail(Error error, std::string message) {
-    last_error_ = std::move(message);
-    return error;
   }
   template <typename T>
   Result<T> failed(Error error) const {

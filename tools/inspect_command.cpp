@@ -84,8 +84,8 @@ void add_provider_json(JsonWriter& json, const Provider& provider) {
 }
 
 // Prints the description; true when something has no provider.
-bool print_text(const etrt::Program& program, const std::string& path) {
-  bool missing = false;
+bool print_text(const etrt::Program& program, const std::string& path, const std::vector<std::string>& data_files) {
+  bool missing = false, external_weights = false;
   std::printf("%s\n", terminal_text(path).c_str());
   for (const std::string& method : program.method_names()) {
     const et_method_info info = program.method_info(method);
@@ -119,13 +119,22 @@ bool print_text(const etrt::Program& program, const std::string& path) {
                     terminal_text(provider.text()).c_str());
       }
     }
+    const std::vector<std::string> external = program.external_tensors(method);
+    if (!external.empty()) {
+      external_weights = true;
+      std::printf("  weights in a .ptd file (%zu):", external.size());
+      for (const std::string& key : external) std::printf(" %s", terminal_text(key).c_str());
+      std::printf("\n");
+    }
   }
   if (missing) std::printf("\nSome operators or delegates have no provider: loading this program will fail.\n");
+  if (external_weights && data_files.empty())
+    std::printf("\nThis program keeps weights outside it: give their .ptd file with --data to run it.\n");
   return missing;
 }
 
 bool print_json(const etrt::Program& program, const std::string& path) {
-  bool missing = false;
+  bool missing = false, external_weights = false;
   JsonWriter json;
   json.begin_object().string("program", path).begin_array("methods");
   for (const std::string& method : program.method_names()) {
@@ -153,9 +162,14 @@ bool print_json(const etrt::Program& program, const std::string& path) {
       add_provider_json(json, provider);
       json.end_object();
     }
+    json.end_array().begin_array("external_tensors");
+    for (const std::string& key : program.external_tensors(method)) {
+      json.string({}, key);
+      external_weights = true;
+    }
     json.end_array().end_object();
   }
-  json.end_array().boolean("missing_providers", missing).end_object();
+  json.end_array().boolean("missing_providers", missing).boolean("needs_data_file", external_weights).end_object();
   std::printf("%s\n", json.text().c_str());
   return missing;
 }
@@ -167,7 +181,8 @@ int run_inspect_command(int argc, char** argv) {
   if (const int exit_code = parse_program_options(Command::inspect, argc, argv, &options); exit_code >= 0) return exit_code;
   try {
     const etrt::Program program = load_program(options);
-    const bool missing = options.json ? print_json(program, options.model) : print_text(program, options.model);
+    const bool missing = options.json ? print_json(program, options.model)
+                                       : print_text(program, options.model, options.data_files);
     return missing ? 1 : 0;
   } catch (const etrt::Error& error) {
     print_error("inspect", error.what());

@@ -282,3 +282,19 @@ def test_names_in_json_are_escaped_ascii_that_parses(tmp_path):
     assert result.stdout.isascii(), result.stdout
     names = sorted(m["name"] for m in json.loads(result.stdout)["methods"])
     assert names == ["\x1b[1m\ufffd", "br\u00e9\u202eas", "forward"], names
+
+
+def test_inspect_says_when_a_program_keeps_its_weights_in_a_ptd():
+    data = SOURCE / "tests" / "data_file" / "generated"
+    text = run("inspect", data / "linear_portable.pte")
+    assert text.returncode == 0, text.stderr
+    assert "  weights in a .ptd file (4): l1.weight l1.bias l2.weight l2.bias\n" in text.stdout, text.stdout
+    assert "This program keeps weights outside it: give their .ptd file with --data to run it." in text.stdout
+    given = run("inspect", data / "linear_portable.pte", "--data", data / "linear_portable.ptd")
+    assert "weights in a .ptd file (4)" in given.stdout and "give their .ptd file" not in given.stdout
+    data_json = run_json("inspect", data / "linear_portable.pte")
+    assert data_json["needs_data_file"] is True
+    assert data_json["methods"][0]["external_tensors"] == ["l1.weight", "l1.bias", "l2.weight", "l2.bias"]
+    plain = run_json("inspect", OP_ADD)
+    assert plain["needs_data_file"] is False and all(m["external_tensors"] == [] for m in plain["methods"])
+    assert "weights in a .ptd" not in run("inspect", OP_ADD).stdout

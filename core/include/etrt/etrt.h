@@ -219,6 +219,10 @@ ET_API int32_t et_program_io_info(const et_program* program, const char* method,
 /* "aten::add.out"; NULL when out of range. Strings live until exit. */
 ET_API const char* et_program_operator_name(const et_program* program, const char* method, size_t index);
 ET_API const char* et_program_delegate_id(const et_program* program, const char* method, size_t index);
+/* The key (fully qualified name) of the index-th tensor of the method whose data lives outside the
+ * program, in a .ptd file attached with et_program_add_data_file; NULL when out of range. A method
+ * with any loads only once a file providing each is attached. Strings live until exit. */
+ET_API const char* et_program_external_tensor(const et_program* program, const char* method, size_t index);
 
 /* Resolves every operator and backend (loading the plugins that provide
  * them) and initialises delegates; fails naming everything missing. */

@@ -302,6 +302,13 @@ class Program {
       out.emplace_back(id);
     return out;
   }
+  // Keys of the method's tensors whose data is in a .ptd file (add_data_file).
+  std::vector<std::string> external_tensors(const std::string& method) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; const char* key = et_program_external_tensor(handle_.get(), method.c_str(), i); ++i)
+      out.emplace_back(key);
+    return out;
+  }
   Method load_method(const std::string& name) const {
     et_method* method = nullptr;
     et_error* error = nullptr;

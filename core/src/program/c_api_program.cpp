@@ -205,6 +205,22 @@ const char* et_program_delegate_id(const et_program* program, const char* method
   });
 }
 
+const char* et_program_external_tensor(const et_program* program, const char* method, size_t index) {
+  return fenced_value(static_cast<const char*>(nullptr), [&]() -> const char* {
+    const etrt::pte::ExecutionPlan* plan = plan_of(program, method, nullptr);
+    if (plan == nullptr || plan->values() == nullptr) return nullptr;
+    // validate() checked every external tensor has a name.
+    for (const etrt::pte::EValue* value : *plan->values()) {
+      const etrt::pte::Tensor* tensor = value != nullptr ? value->val_as_Tensor() : nullptr;
+      if (tensor == nullptr || tensor->extra_tensor_info() == nullptr ||
+          tensor->extra_tensor_info()->location() != etrt::pte::TensorDataLocation::EXTERNAL)
+        continue;
+      if (index-- == 0) return etrt::intern(tensor->extra_tensor_info()->fully_qualified_name()->str());
+    }
+    return nullptr;
+  });
+}
+
 int32_t et_method_load(et_program* program, const char* name, et_method** out, et_error** error) {
   return fenced_status("et_method_load", error, [&]() -> int32_t {
     if (program == nullptr || name == nullptr || out == nullptr)

@@ -12,27 +12,38 @@
 namespace etrt {
 namespace {
 
-// JSON holds UTF-8 only: names from programs, manifests and plugins have invalid bytes replaced
-// (U+FFFD) before the escaping of quotes and controls.
-void append_string(std::string& out, std::string_view raw) {
-  const std::string text = base::repair_utf8(raw);
+// JSON holds UTF-8 only, and names from programs, manifests and plugins (file names above all) may
+// not be. A byte that starts no UTF-8 sequence is written as the escape of the lone surrogate
+// U+DC00 + byte, as Python's surrogateescape decodes it: a JSON reader in Python gets the very
+// string os.fsdecode gives for the name (os.fsencode returns its bytes); others see one odd
+// character per byte. The output stays valid JSON, and ASCII where the name was not UTF-8.
+void append_string(std::string& out, std::string_view text) {
+  char escape[8];
   out += '"';
-  for (char c : text) {
-    switch (c) {
+  for (size_t at = 0; at < text.size();) {
+    char32_t code_point = 0;
+    const size_t length = base::utf8_sequence(text.substr(at), &code_point);
+    if (length == 0) {
+      std::snprintf(escape, sizeof escape, "\\udc%02x", static_cast<unsigned char>(text[at]));
+      out += escape;
+      ++at;
+      continue;
+    }
+    switch (code_point) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-          out += buffer;
+        if (code_point < 0x20) {
+          std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(code_point));
+          out += escape;
         } else {
-          out += c;
+          out.append(text, at, length);
         }
     }
+    at += length;
   }
   out += '"';
 }

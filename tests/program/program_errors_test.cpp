@@ -265,6 +265,13 @@ TEST(Truncation, EmptyAndNullInputs) {
   EXPECT_THAT(missing.error, HasSubstr("no_such_file.pte"));
 }
 
+TEST(WrongKindOfFile, ABundledProgramIsNamedWithTheLoadersThatTakeIt) {
+  Program bundled = Program::file(std::string(ETRT_SOURCE_DIR) + "/tests/extensions/bundled_program/generated/linear_add.bpte");
+  EXPECT_EQ(bundled.status, ET_ERR_INVALID_PROGRAM);
+  EXPECT_THAT(bundled.error, HasSubstr("a bundled program (.bpte"));
+  EXPECT_THAT(bundled.error, HasSubstr("etrt run FILE.bpte --verify"));
+}
+
 // ------------------------------------------------------------- (c) byte flips
 
 struct FlipStats {

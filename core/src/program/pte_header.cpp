@@ -28,6 +28,10 @@ bool parse_pte_header(const uint8_t* data, size_t size, PteHeader* header, std::
     if (data[4] == 'E' && data[5] == 'T')
       *error = std::string("unsupported program format version '") + std::string(reinterpret_cast<const char*>(data + 4), 4) +
                "' (this runtime reads ET12)";
+    else if (std::memcmp(data + 4, "BP08", 4) == 0)  // devtools.bundled_program's file identifier
+      *error = "a bundled program (.bpte: a program with its test cases), not a plain program: run it with "
+               "`etrt run FILE.bpte --verify`, etrt.portable_lib._load_for_executorch_from_bundled_program or "
+               "etrt::extension::BundledModule";
     else
       *error = "not an ExecuTorch program (no ET12 identifier at byte 4)";
     return false;

@@ -18,15 +18,10 @@ et_error* init(const et_host_api* api, et_plugin_handle* self) {
   return etrt::plugin::register_kernels(host, kKernels);
 }
 
-constexpr et_plugin_info kInfo = {sizeof(et_plugin_info), ET_ABI_MAJOR, ET_ABI_TARGET_MINOR, "kernels_training",
-                                  "0.1.0",
-                                  "Backward operators of joint forward-backward training programs "
-                                  "(convolution_backward, max_pool2d_with_indices_backward)",
-                                  init};
-
 }  // namespace
 }  // namespace etrt_training_kernels
 
-extern "C" ET_PLUGIN_EXPORT int32_t et_plugin_entry(const et_abi_offer* offer, et_abi_answer* answer) {
-  return et_plugin_answer_offer(offer, answer, &etrt_training_kernels::kInfo);
-}
+ETRT_PLUGIN("kernels_training", "0.1.0",
+            "Backward operators of joint forward-backward training programs "
+            "(convolution_backward, max_pool2d_with_indices_backward)",
+            etrt_training_kernels::init)
